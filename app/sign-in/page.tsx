@@ -1,0 +1,35 @@
+import type { Metadata } from 'next';
+import { redirect } from 'next/navigation';
+import { AuthForm } from '@/components/auth-form';
+import { signInWithGitHub } from '@/server/actions/auth';
+import { githubEnabled } from '@/server/auth/next-auth';
+import { currentUser, safeCallbackUrl } from '@/server/auth/session';
+
+export const metadata: Metadata = { title: 'Sign in' };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const callbackUrl = safeCallbackUrl((await searchParams).callbackUrl);
+  if (await currentUser()) redirect(callbackUrl);
+  return (
+    <main className="auth-wrap">
+      <div className="card auth-card">
+        <div className="card-body">
+          <h1>Sign in</h1>
+          <p className="muted">Manage API keys for your contract data.</p>
+          {githubEnabled() ? (
+            <>
+              <form action={signInWithGitHub}>
+                <input type="hidden" name="callbackUrl" value={callbackUrl} />
+                <button type="submit" className="btn" style={{ width: '100%' }}>
+                  Continue with GitHub
+                </button>
+              </form>
+              <div className="divider">or</div>
+            </>
+          ) : null}
+          <AuthForm mode="sign-in" callbackUrl={callbackUrl} />
+        </div>
+      </div>
+    </main>
+  );
+}

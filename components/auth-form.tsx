@@ -1,0 +1,91 @@
+'use client';
+
+import Link from 'next/link';
+import { useActionState } from 'react';
+import { signInWithPassword, signUpWithPassword, type FormState } from '@/server/actions/auth';
+
+export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; callbackUrl: string }) {
+  const action = mode === 'sign-in' ? signInWithPassword : signUpWithPassword;
+  const [state, formAction, pending] = useActionState<FormState, FormData>(action, {});
+  const fieldError = (name: string) => state.fieldErrors?.[name];
+  const other = mode === 'sign-in' ? '/sign-up' : '/sign-in';
+  const query = `?callbackUrl=${encodeURIComponent(callbackUrl)}`;
+
+  return (
+    <form action={formAction} noValidate>
+      <input type="hidden" name="callbackUrl" value={callbackUrl} />
+      {state.error ? (
+        <div className="alert alert-error" role="alert">
+          {state.error}
+        </div>
+      ) : null}
+      {mode === 'sign-up' ? (
+        <Field name="name" label="Name" type="text" autoComplete="name" error={fieldError('name')} />
+      ) : null}
+      <Field
+        name="email"
+        label="Email"
+        type="email"
+        autoComplete="email"
+        defaultValue={state.email}
+        required
+        error={fieldError('email')}
+      />
+      <Field
+        name="password"
+        label="Password"
+        type="password"
+        autoComplete={mode === 'sign-in' ? 'current-password' : 'new-password'}
+        required
+        hint={mode === 'sign-up' ? 'At least 10 characters.' : undefined}
+        error={fieldError('password')}
+      />
+      <button type="submit" className="btn btn-primary" style={{ width: '100%' }} disabled={pending}>
+        {pending ? 'Please wait…' : mode === 'sign-in' ? 'Sign in' : 'Create account'}
+      </button>
+      <p className="muted small" style={{ marginTop: '1rem', textAlign: 'center' }}>
+        {mode === 'sign-in' ? 'No account yet? ' : 'Already have an account? '}
+        <Link href={`${other}${query}`}>{mode === 'sign-in' ? 'Create one' : 'Sign in'}</Link>
+      </p>
+    </form>
+  );
+}
+
+function Field(props: {
+  name: string;
+  label: string;
+  type: string;
+  autoComplete: string;
+  defaultValue?: string;
+  required?: boolean;
+  hint?: string;
+  error?: string;
+}) {
+  const id = `field-${props.name}`;
+  const describedBy = [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <input
+        id={id}
+        name={props.name}
+        type={props.type}
+        autoComplete={props.autoComplete}
+        defaultValue={props.defaultValue}
+        required={props.required}
+        aria-invalid={props.error ? true : undefined}
+        aria-describedby={describedBy || undefined}
+      />
+      {props.hint ? (
+        <span id={`${id}-hint`} className="hint">
+          {props.hint}
+        </span>
+      ) : null}
+      {props.error ? (
+        <span id={`${id}-error`} className="hint" style={{ color: 'var(--danger)' }}>
+          {props.error}
+        </span>
+      ) : null}
+    </div>
+  );
+}

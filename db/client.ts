@@ -1,0 +1,105 @@
+import path from 'node:path';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { config } from '@/server/config';
+import * as schema from './schema';
+
+/** The one database type every data-access function takes: the same on both drivers. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface DatabaseHandle {
+  db: Database;
+  driver: 'postgres' | 'pglite';
+  /** Runs one raw statement with parameters (tools and tests; the app uses Drizzle). */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export const MIGRATIONS_FOLDER = path.join(process.cwd(), 'db', 'migrations');
+
+/** A postgres.js pool. One per process: the caller keeps it. */
+export async function openPostgres(
+  url: string,
+  options: { max?: number; prepare?: boolean; statementTimeoutMs?: number } = {},
+): Promise<DatabaseHandle> {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const client = postgres(url, {
+    max: options.max ?? 10,
+    prepare: options.prepare ?? true,
+    // Idle connections are closed so that a database restart heals on its own.
+    idle_timeout: 30,
+    connect_timeout: 5,
+    onnotice: () => {},
+    connection: {
+      application_name: 'contract-data-api',
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    },
+  });
+  const db = drizzle({ client, schema, casing: undefined });
+  return {
+    db: db as unknown as Database,
+    driver: 'postgres',
+    query: async <T>(text: string, params: unknown[] = []) =>
+      (await client.unsafe(text, params as never[])) as unknown as T[],
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+/** An embedded PGlite database in `dir` (or in memory without one), migrated. */
+export async function openPglite(dir?: string, options: { loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
+  const db = drizzle({ client, schema }) as unknown as Database;
+  await migrateDatabase(db, 'pglite');
+  return {
+    db,
+    driver: 'pglite',
+    query: async <T>(text: string, params: unknown[] = []) => (await client.query<T>(text, params)).rows,
+    close: () => client.close(),
+  };
+}
+
+/** Applies the committed SQL migrations (idempotent: applied ones are skipped). */
+export async function migrateDatabase(db: Database, driver: DatabaseHandle['driver']) {
+  if (driver === 'pglite') {
+    const { migrate } = await import('drizzle-orm/pglite/migrator');
+    await migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+  } else {
+    const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+    await migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+  }
+}
+
+/** Opens the database the configuration names: Postgres with DATABASE_URL, else PGlite. */
+export async function openConfiguredDatabase(): Promise<DatabaseHandle> {
+  const { database } = config();
+  if (database.url) {
+    return openPostgres(database.url, {
+      max: database.poolMax,
+      prepare: database.prepare,
+      statementTimeoutMs: database.statementTimeoutMs,
+    });
+  }
+  return openPglite(database.pgliteDir);
+}
+
+// The process-wide handle lives on globalThis: Next.js may evaluate this module once per
+// bundle layer, and two PGlite instances on one directory would corrupt it.
+const HANDLE = Symbol.for('contract-data-api.database');
+type GlobalWithDb = typeof globalThis & { [HANDLE]?: Promise<DatabaseHandle> };
+
+/** The process's database, opened on first use and shared by every request after it. */
+export function getDatabase(): Promise<DatabaseHandle> {
+  const g = globalThis as GlobalWithDb;
+  g[HANDLE] ??= openConfiguredDatabase().catch((error: unknown) => {
+    // A failed open (database down at start) must not poison the process: retry next time.
+    delete g[HANDLE];
+    throw error;
+  });
+  return g[HANDLE];
+}
+
+export async function getDb(): Promise<Database> {
+  return (await getDatabase()).db;
+}

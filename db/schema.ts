@@ -1,0 +1,131 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  char,
+  check,
+  date,
+  index,
+  integer,
+  numeric,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  timestamp,
+  uuid,
+  varchar,
+} from 'drizzle-orm/pg-core';
+
+const timestamps = {
+  createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+};
+
+export const users = pgTable('users', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  email: varchar('email', { length: 320 }).notNull().unique(),
+  name: varchar('name', { length: 120 }),
+  // bcrypt hash; null for accounts that only sign in through OAuth.
+  passwordHash: text('password_hash'),
+  ...timestamps,
+});
+
+export const organizations = pgTable('organizations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: varchar('name', { length: 200 }).notNull(),
+  ...timestamps,
+});
+
+export const membershipRole = pgEnum('membership_role', ['owner', 'admin', 'member']);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    role: membershipRole('role').notNull().default('member'),
+    ...timestamps,
+  },
+  (t) => [
+    // The primary key (user, organisation) serves "which organisations is this caller in",
+    // asked on every API request.
+    primaryKey({ columns: [t.userId, t.organizationId] }),
+    index('memberships_organization_idx').on(t.organizationId),
+  ],
+);
+
+export const CONTRACT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type ContractStatus = (typeof CONTRACT_STATUSES)[number];
+export const contractStatus = pgEnum('contract_status', CONTRACT_STATUSES);
+
+export const contracts = pgTable(
+  'contracts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    ownerId: uuid('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    // null: a personal contract of owner_id; set: the organisation's contract.
+    organizationId: uuid('organization_id').references(() => organizations.id, {
+      onDelete: 'cascade',
+    }),
+    title: varchar('title', { length: 500 }).notNull(),
+    status: contractStatus('status').notNull().default('pending'),
+    fileName: varchar('file_name', { length: 500 }).notNull(),
+    fileSize: integer('file_size').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    // Extracted data: every field nullable, because extraction may not find it.
+    expirationDate: date('expiration_date', { mode: 'string' }),
+    renewalDate: date('renewal_date', { mode: 'string' }),
+    autoRenewal: boolean('auto_renewal'),
+    contractValue: numeric('contract_value', { precision: 16, scale: 2, mode: 'number' }),
+    currency: char('currency', { length: 3 }),
+    provider: varchar('provider', { length: 300 }),
+    client: varchar('client', { length: 300 }),
+    summary: text('summary'),
+    confidenceScore: real('confidence_score'),
+  },
+  (t) => [
+    check('contracts_confidence_score_range', sql`${t.confidenceScore} BETWEEN 0 AND 1`),
+    check('contracts_currency_format', sql`${t.currency} ~ '^[A-Z]{3}$'`),
+    check('contracts_file_size_nonnegative', sql`${t.fileSize} >= 0`),
+    // "Contracts the caller may see, newest first" is a union of two access paths, each
+    // served in list order by its own index: personal contracts of one owner, and the
+    // contracts of one organisation. Postgres merges the branches in index order, so a
+    // page reads about limit + offset rows whatever the caller can see.
+    index('contracts_personal_list_idx')
+      .on(t.ownerId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_list_idx').on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  ],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: varchar('name', { length: 64 }).notNull(),
+    // SHA-256 of the full key, hex. The key itself is never stored.
+    keyHash: char('key_hash', { length: 64 }).notNull().unique(),
+    // Non-secret hint shown in the list: the prefix and the last four characters.
+    hint: varchar('hint', { length: 32 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
+    expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+  },
+  (t) => [index('api_keys_user_idx').on(t.userId, t.createdAt.desc())],
+);
+
+export type User = typeof users.$inferSelect;
+export type Contract = typeof contracts.$inferSelect;
+export type NewContract = typeof contracts.$inferInsert;
+export type ApiKey = typeof apiKeys.$inferSelect;

@@ -1,0 +1,23 @@
+import { ConfigError } from '@/server/config';
+
+/**
+ * Runs a command-line entry point: a clear message and exit code 1 on failure, and an
+ * exit once the work is done (open pools would otherwise keep the process alive).
+ */
+export function runScript(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (error: unknown) => {
+      if (error instanceof ConfigError || error instanceof UsageError) {
+        console.error(error.message);
+      } else {
+        const cause = error instanceof Error && error.cause instanceof Error ? `\n  cause: ${error.cause.message}` : '';
+        console.error(error instanceof Error ? `Error: ${error.message}${cause}` : error);
+      }
+      process.exit(1);
+    },
+  );
+}
+
+/** A mistake in how the command was called: printed without a stack trace. */
+export class UsageError extends Error {}

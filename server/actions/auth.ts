@@ -1,0 +1,74 @@
+'use server';
+
+import { AuthError } from 'next-auth';
+import { z } from 'zod';
+import { getDb } from '@/db/client';
+import { signIn, signOut } from '@/server/auth/next-auth';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '@/server/auth/passwords';
+import { safeCallbackUrl } from '@/server/auth/session';
+import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
+
+export interface FormState {
+  error?: string;
+  fieldErrors?: Record<string, string>;
+  email?: string;
+}
+
+const GENERIC_SIGN_IN_ERROR = 'Wrong email or password.';
+
+export async function signInWithPassword(_prev: FormState, form: FormData): Promise<FormState> {
+  const email = String(form.get('email') ?? '');
+  const password = String(form.get('password') ?? '');
+  const redirectTo = safeCallbackUrl(form.get('callbackUrl'));
+  try {
+    await signIn('credentials', { email, password, redirectTo });
+  } catch (error) {
+    // A successful sign-in "throws" Next's redirect: let it through.
+    if (error instanceof AuthError) return { error: GENERIC_SIGN_IN_ERROR, email };
+    throw error;
+  }
+  return {};
+}
+
+const signUpSchema = z.object({
+  name: z.string().trim().max(120, 'At most 120 characters.'),
+  email: z.string().trim().email('Enter a valid email address.').max(320),
+  password: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, `At least ${PASSWORD_MIN_LENGTH} characters.`)
+    .max(PASSWORD_MAX_LENGTH, `At most ${PASSWORD_MAX_LENGTH} characters.`),
+});
+
+export async function signUpWithPassword(_prev: FormState, form: FormData): Promise<FormState> {
+  const parsed = signUpSchema.safeParse({
+    name: form.get('name') ?? '',
+    email: form.get('email') ?? '',
+    password: form.get('password') ?? '',
+  });
+  const email = String(form.get('email') ?? '');
+  if (!parsed.success) {
+    const fieldErrors: Record<string, string> = {};
+    for (const issue of parsed.error.issues) fieldErrors[String(issue.path[0])] ??= issue.message;
+    return { fieldErrors, email };
+  }
+  try {
+    await createUserWithPassword(await getDb(), parsed.data);
+  } catch (error) {
+    if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
+    throw error;
+  }
+  await signIn('credentials', {
+    email: parsed.data.email,
+    password: parsed.data.password,
+    redirectTo: safeCallbackUrl(form.get('callbackUrl')),
+  });
+  return {};
+}
+
+export async function signOutAction(): Promise<void> {
+  await signOut({ redirectTo: '/' });
+}
+
+export async function signInWithGitHub(form: FormData): Promise<void> {
+  await signIn('github', { redirectTo: safeCallbackUrl(form.get('callbackUrl')) });
+}
