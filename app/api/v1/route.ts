@@ -1,0 +1,6 @@
+import { handleRestRequest } from '@/server/rest/openapi-handler';
+
+// /api/v1 itself is not an endpoint: answered like any unknown path, as JSON.
+export const dynamic = 'force-dynamic';
+export const GET = handleRestRequest;
+export const POST = handleRestRequest;

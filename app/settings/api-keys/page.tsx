@@ -1,0 +1,27 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { ApiKeysManager } from '@/components/api-keys/api-keys-manager';
+import { toRow } from '@/components/api-keys/types';
+import { getDb } from '@/db/client';
+import { listApiKeys } from '@/server/api-keys/service';
+import { requireUser } from '@/server/auth/session';
+
+export const metadata: Metadata = { title: 'API Keys' };
+
+export default async function ApiKeysPage() {
+  const user = await requireUser('/settings/api-keys');
+  const keys = await listApiKeys(await getDb(), user.id);
+  return (
+    <section aria-labelledby="api-keys-title">
+      <h2 id="api-keys-title" style={{ fontSize: '1.3rem' }}>
+        API Keys
+      </h2>
+      <p className="muted" style={{ maxWidth: 680 }}>
+        An API key lets a script, a spreadsheet or another system read your contract data: your personal contracts and the
+        contracts of every organisation you belong to. Keys are read-only. Send the key in the <code>X-API-Key</code> header;
+        see the <Link href="/docs/api">API reference</Link> for the endpoints and examples.
+      </p>
+      <ApiKeysManager initialKeys={keys.map(toRow)} />
+    </section>
+  );
+}

@@ -1,0 +1,19 @@
+'use client';
+
+import Link from 'next/link';
+import { usePathname } from 'next/navigation';
+
+const ENTRIES = [{ href: '/settings/api-keys', label: 'API Keys' }];
+
+export function SettingsNav() {
+  const pathname = usePathname();
+  return (
+    <nav className="settings-nav" aria-label="Settings">
+      {ENTRIES.map((entry) => (
+        <Link key={entry.href} href={entry.href} aria-current={pathname === entry.href ? 'page' : undefined}>
+          {entry.label}
+        </Link>
+      ))}
+    </nav>
+  );
+}

@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { eq } from 'drizzle-orm';
+import { getDatabase, type Database } from '@/db/client';
+import { apiKeys, users } from '@/db/schema';
+import { createApiKey, listApiKeys, revokeApiKey } from '@/server/api-keys/service';
+import { normalizeEmail } from '@/server/auth/users';
+import { AppError } from '@/server/errors';
+import { runScript, UsageError } from './run-script';
+
+const USAGE = `Usage:
+  npm run apikey -- create --email EMAIL --name NAME [--expires-in-days DAYS]
+      prints the new key alone on stdout (it is not stored and cannot be shown again)
+  npm run apikey -- list --email EMAIL
+  npm run apikey -- revoke --id KEY_ID`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function userIdOf(db: Database, email: string | undefined): Promise<string> {
+  if (!email) throw new UsageError(`--email is required\n${USAGE}`);
+  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalizeEmail(email)));
+  if (!user) throw new UsageError(`No user with the email ${email}.`);
+  return user.id;
+}
+
+runScript(async () => {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        email: { type: 'string' },
+        name: { type: 'string' },
+        'expires-in-days': { type: 'string' },
+        id: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (!command || positionals.length > 1 || !['create', 'list', 'revoke'].includes(command)) {
+    throw new UsageError(USAGE);
+  }
+
+  const handle = await getDatabase();
+  const db = handle.db;
+  try {
+    if (command === 'create') {
+      const userId = await userIdOf(db, values.email);
+      if (!values.name?.trim()) throw new UsageError(`--name is required\n${USAGE}`);
+      let days: number | null = null;
+      if (values['expires-in-days'] !== undefined) {
+        days = Number(values['expires-in-days']);
+        if (!/^[1-9][0-9]{0,4}$/.test(values['expires-in-days'])) {
+          throw new UsageError('--expires-in-days must be a whole number of days between 1 and 99999');
+        }
+      }
+      const { key, apiKey } = await createApiKey(db, userId, { name: values.name, expiresInDays: days });
+      console.error(`Created "${apiKey.name}" (${apiKey.id}), expires ${apiKey.expiresAt?.toISOString() ?? 'never'}.`);
+      console.log(key);
+    } else if (command === 'list') {
+      const keys = await listApiKeys(db, await userIdOf(db, values.email));
+      if (keys.length === 0) console.log('No API keys.');
+      for (const k of keys) {
+        console.log(
+          [k.id, k.status.padEnd(7), k.hint, k.name, `created ${k.createdAt.toISOString()}`, `last used ${k.lastUsedAt?.toISOString() ?? 'never'}`, `expires ${k.expiresAt?.toISOString() ?? 'never'}`].join('  '),
+        );
+      }
+    } else {
+      if (!values.id || !UUID.test(values.id)) throw new UsageError(`--id must be a key id (UUID)\n${USAGE}`);
+      const [key] = await db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, values.id));
+      if (!key) throw new UsageError(`No API key with the id ${values.id}.`);
+      const revoked = await revokeApiKey(db, key.userId, values.id);
+      console.log(`Revoked "${revoked.name}" (${revoked.hint}).`);
+    }
+  } catch (error) {
+    if (error instanceof AppError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await handle.close();
+  }
+});

@@ -1,0 +1,82 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * API key format, after GitHub's tokens: a prefix that names the product, 32 base62
+ * characters from a cryptographic source (190 bits), then the CRC32 of those characters
+ * as 6 base62 characters. The prefix lets secret scanners recognise a leaked key; the
+ * checksum rejects a mistyped key before any database lookup.
+ *
+ *   cdapi_<32 random base62><6 checksum base62>   (44 characters)
+ */
+export const KEY_PREFIX = 'cdapi_';
+const RANDOM_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+export const KEY_LENGTH = KEY_PREFIX.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+
+/** Uniform base62 characters: bytes >= 248 (4 × 62) are rejected to avoid modulo bias. */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+export function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** A 32-bit number as exactly 6 base62 digits (62^6 > 2^32), zero-padded. */
+function toBase62(value: number, width: number): string {
+  let out = '';
+  let v = value;
+  for (let i = 0; i < width; i++) {
+    out = BASE62[v % 62] + out;
+    v = Math.floor(v / 62);
+  }
+  return out;
+}
+
+export function checksumOf(randomPart: string): string {
+  return toBase62(crc32(randomPart), CHECKSUM_LENGTH);
+}
+
+export function generateApiKey(): string {
+  const random = randomBase62(RANDOM_LENGTH);
+  return `${KEY_PREFIX}${random}${checksumOf(random)}`;
+}
+
+/** Whether the text has the key format and a correct checksum (no database involved). */
+export function isWellFormedApiKey(text: string): boolean {
+  if (text.length !== KEY_LENGTH || !KEY_PATTERN.test(text)) return false;
+  const random = text.slice(KEY_PREFIX.length, KEY_PREFIX.length + RANDOM_LENGTH);
+  return checksumOf(random) === text.slice(KEY_PREFIX.length + RANDOM_LENGTH);
+}
+
+/** SHA-256, hex: what is stored. A slow hash adds nothing for 190 random bits. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** The non-secret hint shown in lists: prefix and last four characters. */
+export function hintOf(key: string): string {
+  return `${KEY_PREFIX}…${key.slice(-4)}`;
+}

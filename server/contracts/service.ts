@@ -1,0 +1,105 @@
+import type { Database } from '@/db/client';
+import {
+  countContracts,
+  detailColumns,
+  selectContract,
+  selectContractPage,
+  type AccessScope,
+  type ContractDetailRow,
+  type ContractFilters,
+  type ContractSummaryRow,
+  type Cursor,
+} from '@/db/queries/contracts';
+import { AppError } from '@/server/errors';
+
+/**
+ * The contracts service: plain functions of (database, caller, input) shared by the REST
+ * procedures, the CSV export and the app's pages. Access rules live here and in the
+ * queries they call, nowhere else.
+ */
+
+export function toSummary(row: ContractSummaryRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    status: row.status,
+    file_name: row.fileName,
+    file_size: row.fileSize,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    organization_id: row.organizationId,
+  };
+}
+
+export function toDetail(row: ContractDetailRow) {
+  return {
+    ...toSummary(row),
+    // Extracted data exists only once extraction has completed.
+    data:
+      row.status === 'completed'
+        ? {
+            expiration_date: row.expirationDate,
+            renewal_date: row.renewalDate,
+            auto_renewal: row.autoRenewal,
+            contract_value: row.contractValue,
+            currency: row.currency,
+            parties: { provider: row.provider, client: row.client },
+            summary: row.summary,
+            confidence_score: row.confidenceScore,
+          }
+        : null,
+  };
+}
+
+/** An organisation filter is allowed only for the caller's own organisations. */
+export function checkFilters(caller: AccessScope, filters: ContractFilters): void {
+  if (filters.organizationId !== undefined && !caller.organizationIds.includes(filters.organizationId)) {
+    throw new AppError('forbidden', 'You are not a member of this organisation.', [
+      { param: 'organization_id', message: 'You are not a member of this organisation.' },
+    ]);
+  }
+}
+
+export async function listContracts(
+  db: Database,
+  caller: AccessScope,
+  input: { filters: ContractFilters; limit: number; offset: number },
+) {
+  checkFilters(caller, input.filters);
+  const [rows, total] = await Promise.all([
+    selectContractPage(db, caller, input.filters, { limit: input.limit, offset: input.offset }),
+    countContracts(db, caller, input.filters),
+  ]);
+  return {
+    contracts: rows.map(toSummary),
+    pagination: { limit: input.limit, offset: input.offset, total },
+  };
+}
+
+/** One contract; a missing id and another tenant's id are the same 404. */
+export async function getContract(db: Database, caller: AccessScope, id: string) {
+  const row = await selectContract(db, caller, id);
+  if (!row) throw new AppError('not_found', 'Contract not found.');
+  return toDetail(row);
+}
+
+/**
+ * Every matching contract in list order, a page at a time, continuing after the last row
+ * of the previous page (keyset), so memory stays flat and deep pages cost no more.
+ */
+export async function* contractsInPages(
+  db: Database,
+  caller: AccessScope,
+  filters: ContractFilters,
+  pageSize = 1000,
+): AsyncGenerator<ContractDetailRow[]> {
+  checkFilters(caller, filters);
+  let after: Cursor | undefined;
+  for (;;) {
+    const rows = await selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after }, detailColumns);
+    if (rows.length > 0) yield rows;
+    if (rows.length < pageSize) return;
+    const last = rows[rows.length - 1]!;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+}

@@ -1,0 +1,36 @@
+import { organizationIdsOf, type AccessScope } from '@/db/queries/contracts';
+import { verifyApiKey } from '@/server/api-keys/verify';
+import { AppError } from '@/server/errors';
+import type { RateLimitBucket } from '@/server/rate-limit';
+import type { RequestContext } from '@/server/trpc/init';
+import { enforceRateLimit } from './rate-limit-hook';
+
+export interface ApiCaller extends AccessScope {
+  keyId: string;
+}
+
+const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key. Send a valid key in the X-API-Key header.';
+
+/**
+ * Authentication of every REST request, shared by the tRPC procedures and the export
+ * route: verify the key (one 401 for every kind of bad key), apply the key's rate limit,
+ * then read the caller's organisations at request time so that a removed membership
+ * is gone on the next call.
+ */
+export async function authenticateApiRequest(
+  ctx: Pick<RequestContext, 'db' | 'headers' | 'clientIp' | 'setHeader'>,
+  bucket: Exclude<RateLimitBucket, 'auth_failure'>,
+): Promise<ApiCaller> {
+  const principal = await verifyApiKey(ctx.db, ctx.headers.get('x-api-key'));
+  if (!principal) {
+    // Failed attempts are limited per client address, so keys cannot be guessed at speed.
+    await enforceRateLimit(ctx, 'auth_failure', ctx.clientIp, { headers: false });
+    throw new AppError('unauthorized', UNAUTHORIZED_MESSAGE);
+  }
+  await enforceRateLimit(ctx, bucket, principal.keyId);
+  return {
+    keyId: principal.keyId,
+    userId: principal.userId,
+    organizationIds: await organizationIdsOf(ctx.db, principal.userId),
+  };
+}

@@ -1,0 +1,35 @@
+import { AppError } from '@/server/errors';
+import { consumeRateLimit, rateLimitHeaders, type RateLimitBucket } from '@/server/rate-limit';
+import type { RequestContext } from '@/server/trpc/init';
+
+/**
+ * The one place where a request meets its rate limit: consumes one request of the bucket,
+ * sets the rate-limit headers (on success and on 429 alike) and throws `rate_limited`
+ * when the bucket is empty.
+ */
+export async function enforceRateLimit(
+  ctx: Pick<RequestContext, 'setHeader'>,
+  bucket: RateLimitBucket,
+  identifier: string,
+  options: { headers?: boolean } = {},
+): Promise<void> {
+  const result = await consumeRateLimit(bucket, identifier);
+  const headers = rateLimitHeaders(result);
+  if (options.headers !== false || !result.allowed) {
+    for (const [name, value] of Object.entries(headers)) ctx.setHeader(name, value);
+  }
+  if (!result.allowed) {
+    throw new AppError(
+      'rate_limited',
+      bucket === 'auth_failure'
+        ? 'Too many requests with invalid API keys from this address. Retry later.'
+        : `Rate limit exceeded: ${result.limit} requests per ${describeWindow(result.windowSeconds)}. Retry after ${headers['Retry-After']} seconds.`,
+    );
+  }
+}
+
+function describeWindow(seconds: number): string {
+  if (seconds === 60) return 'minute';
+  if (seconds === 3600) return 'hour';
+  return `${seconds} seconds`;
+}

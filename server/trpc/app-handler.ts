@@ -1,0 +1,38 @@
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { getDb } from '@/db/client';
+import { currentUser } from '@/server/auth/session';
+import { clientIpOf, newRequestId } from '@/server/rest/responses';
+import { isSameOriginRequest } from '@/server/rest/same-origin';
+import { createInnerContext } from './init';
+import { appRouter } from './root';
+
+/** The app's own tRPC endpoint (/api/trpc), used by the settings pages with the session cookie. */
+export async function handleAppTrpcRequest(req: Request): Promise<Response> {
+  if (req.method !== 'GET' && !isSameOriginRequest(req)) {
+    return Response.json({ error: { message: 'Cross-site request refused.' } }, { status: 403 });
+  }
+  const requestId = newRequestId();
+  const resHeaders = new Headers();
+  const response = await fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req,
+    router: appRouter,
+    // Mutations only over POST; batching is not needed by the pages.
+    allowBatching: false,
+    createContext: async () =>
+      createInnerContext({
+        db: await getDb(),
+        requestId,
+        headers: req.headers,
+        clientIp: clientIpOf(req.headers),
+        setHeader: (name, value) => resHeaders.set(name, value),
+        sessionUser: await currentUser(),
+      }),
+    onError: ({ error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`[${requestId}] app trpc error`, error.cause ?? error);
+    },
+  });
+  response.headers.set('Cache-Control', 'no-store');
+  response.headers.set('X-Request-Id', requestId);
+  return response;
+}
