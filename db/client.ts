@@ -100,6 +100,11 @@ export function getDatabase(): Promise<DatabaseHandle> {
   return g[HANDLE];
 }
 
+/** Makes `handle` the process's database (tests run the app's code against their own database). */
+export function setProcessDatabase(handle: DatabaseHandle): void {
+  (globalThis as GlobalWithDb)[HANDLE] = Promise.resolve(handle);
+}
+
 export async function getDb(): Promise<Database> {
   return (await getDatabase()).db;
 }

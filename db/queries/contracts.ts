@@ -97,16 +97,11 @@ export function contractPageQuery(
   const offset = page.offset ?? 0;
   // Each branch is ordered and cut to limit + offset rows on its own, which lets Postgres
   // walk each index in order and merge them (Merge Append) instead of sorting the whole set.
-  const branches = paths.map((where) =>
-    db
-      .select(columns)
-      .from(contracts)
-      .where(and(where, cursor))
-      .orderBy(desc(contracts.createdAt), desc(contracts.id))
-      .limit(page.limit + offset),
-  );
+  const branch = (where: SQL) =>
+    db.select(columns).from(contracts).where(and(where, cursor)).orderBy(desc(contracts.createdAt), desc(contracts.id));
+  if (paths.length === 1) return branch(paths[0]!).limit(page.limit).offset(offset);
+  const branches = paths.map((where) => branch(where).limit(page.limit + offset));
   const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
-  if (rest.length === 0) return first.offset(offset);
   return rest
     .reduce<ReturnType<typeof first.unionAll>>((q, branch) => q.unionAll(branch), first as never)
     .orderBy(sql`created_at desc`, sql`id desc`)

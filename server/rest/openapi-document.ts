@@ -17,7 +17,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, malformed, unknown, expired or revoked API key (one answer for all).',
   403: 'The caller is not a member of the organisation named in `organization_id`.',
   404: 'The contract does not exist or the caller cannot access it.',
-  405: 'The path exists but not with this method; see the `Allow` header.',
   429: 'Rate limit exceeded; retry after `Retry-After` seconds.',
   500: 'Failure inside the service; quote `request_id` to support.',
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
@@ -38,7 +37,6 @@ const HEADERS: Json = {
   'RateLimit-Policy': { description: 'IETF draft header: the quota policy, for example `60;w=60`.', schema: { type: 'string' } },
   RateLimit: { description: 'IETF draft header: the current quota state.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying (whole seconds, at least 1).', schema: { type: 'integer', minimum: 1 } },
-  Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -49,7 +47,6 @@ function headersFor(status: number): Json {
   if (status === 200 || status === 400 || status === 403 || status === 404) names.push(...RATE_HEADERS);
   if (status === 429) names.push(...RATE_HEADERS, 'Retry-After');
   if (status === 503) names.push('Retry-After');
-  if (status === 405) names.push('Allow');
   return Object.fromEntries(names.map((n) => [n, ref(n)]));
 }
 
@@ -111,6 +108,9 @@ export function buildOpenApiDocument(baseUrl: string): Json {
   doc.tags = [{ name: 'Contracts', description: 'Contract records and their extracted data.' }];
   const components = (doc.components ??= {}) as Json;
   components.headers = HEADERS;
+  // trpc-to-openapi's own error schemas are replaced by the spec's envelope (Error).
+  const schemas = components.schemas as Json;
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
 
   for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, operation] of Object.entries(item)) {

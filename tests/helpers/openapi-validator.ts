@@ -1,0 +1,47 @@
+import OpenAPIBackend, { type Document } from 'openapi-backend';
+import { expect } from 'vitest';
+import { errorEnvelope } from '@/server/contracts/schemas';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json?: unknown;
+}
+
+/**
+ * Checks responses against the served OpenAPI document: the status must be documented
+ * for the operation, and the body and headers must match its schemas. Responses for
+ * paths outside the document (unknown paths, wrong methods) must still be the documented
+ * error envelope.
+ */
+/** `path` is relative to /api/v1, like the document's paths. */
+export async function createResponseValidator(document: Record<string, unknown>) {
+  // quick: openapi-backend's own document check only knows OpenAPI 3.0 keywords (it refuses
+  // `const`); the document's validity is checked by `redocly lint` in CI instead.
+  const api = new OpenAPIBackend({ definition: document as unknown as Document, quick: true, validate: true });
+  await api.init();
+
+  return function validate(method: string, path: string, response: ApiResponse): void {
+    const operation = api.matchOperation({ method, path, headers: {}, query: {} });
+    if (!operation || response.status === 405) {
+      expect(response.status, `${method} ${path} is not in the document`).toBeGreaterThanOrEqual(400);
+      expect(errorEnvelope.safeParse(response.json).success, response.text).toBe(true);
+      return;
+    }
+    const documented = Object.keys(operation.responses ?? {});
+    expect(documented, `status ${response.status} of ${operation.operationId} is not documented`).toContain(
+      String(response.status),
+    );
+    if (response.json !== undefined) {
+      const result = api.validator.validateResponse(response.json, operation, response.status);
+      expect(result.errors ?? [], `${operation.operationId} ${response.status} body: ${response.text.slice(0, 300)}`).toEqual([]);
+    }
+    const headers = Object.fromEntries(response.headers.entries());
+    const headerResult = api.validator.validateResponseHeaders(headers, operation, {
+      statusCode: response.status,
+      setMatchType: 'superset' as never,
+    });
+    expect(headerResult.errors ?? [], `${operation.operationId} ${response.status} headers`).toEqual([]);
+  };
+}
