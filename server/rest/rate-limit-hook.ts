@@ -14,8 +14,10 @@ export async function enforceRateLimit(
   options: { headers?: boolean } = {},
 ): Promise<void> {
   const result = await consumeRateLimit(bucket, identifier);
-  const headers = rateLimitHeaders(result);
-  if (options.headers !== false || !result.allowed) {
+  const headers = rateLimitHeaders(result, Date.now(), bucket);
+  // When the store is unreachable the request is served without a limit (fail open);
+  // its counts are unknown then, so no invented rate-limit headers are sent.
+  if ((options.headers !== false && !result.degraded) || !result.allowed) {
     for (const [name, value] of Object.entries(headers)) ctx.setHeader(name, value);
   }
   if (!result.allowed) {

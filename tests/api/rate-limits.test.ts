@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { createApiKey } from '@/server/api-keys/service';
+import { resetProcessRateLimiter } from '@/server/rate-limit';
+import { handleExportRequest } from '@/server/rest/export-handler';
+import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { createTestDatabase } from '../helpers/db';
+
+// The spec's limits (the defaults), on whichever store the environment selects: Redis in
+// CI's first run (REDIS_URL), this process's memory otherwise.
+let handle: DatabaseHandle;
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  setProcessDatabase(handle);
+  await seedDemo(handle.db);
+});
+afterAll(async () => {
+  await resetProcessRateLimiter();
+  await handle?.close();
+});
+
+const freshKey = async () => (await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'rl', expiresInDays: 7 })).key;
+const list = (key: string, ip = '203.0.113.9') =>
+  handleRestRequest(new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': key, 'X-Real-IP': ip } }));
+const exportCsv = (key: string) =>
+  handleExportRequest(new Request('http://localhost/api/v1/contracts/export', { method: 'POST', headers: { 'X-API-Key': key } }));
+
+describe('rate limits through the API', () => {
+  it('lets exactly 60 of 100 concurrent requests with one key through; the rest get 429', async () => {
+    const key = await freshKey();
+    const responses = await Promise.all(Array.from({ length: 100 }, () => list(key)));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40);
+
+    const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+
+    const denied = responses.find((r) => r.status === 429)!;
+    const body = await denied.json();
+    expect(body).toMatchObject({ success: false, error: { code: 'rate_limited' } });
+    expect(body.request_id).toBe(denied.headers.get('x-request-id'));
+    const retryAfter = Number(denied.headers.get('retry-after'));
+    const reset = Number(denied.headers.get('x-ratelimit-reset'));
+    const now = Date.now() / 1000;
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Retry-After and X-RateLimit-Reset describe the same instant (seconds, not milliseconds).
+    expect(Math.abs(now + retryAfter - reset)).toBeLessThanOrEqual(2);
+    expect(denied.headers.get('x-ratelimit-limit')).toBe('60');
+    expect(denied.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(denied.headers.get('ratelimit-policy')).toBe('"general";q=60;w=60');
+    expect(denied.headers.get('ratelimit')).toMatch(/^"general";r=0;t=\d+$/);
+  });
+
+  it('counts exports in their own bucket: the 11th export is a 429 and a list still succeeds', async () => {
+    const key = await freshKey();
+    const statuses = [];
+    for (let i = 0; i < 11; i++) {
+      const res = await exportCsv(key);
+      await res.text();
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([...Array(10).fill(200), 429]);
+    const listed = await list(key);
+    expect(listed.status).toBe(200);
+    // The denied export used nothing of the general bucket, and the exports none either.
+    expect(listed.headers.get('x-ratelimit-remaining')).toBe('59');
+    const again = await exportCsv(key);
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(60);
+    expect(again.headers.get('ratelimit-policy')).toBe('"export";q=10;w=3600');
+  });
+
+  it('limits failed authentication per client address: 401 until the limit, then 429', async () => {
+    // Unique addresses per run: Redis keeps counts across runs within the window.
+    const ip = `test-${randomUUID()}`;
+    const other = `test-${randomUUID()}`;
+    const statuses = [];
+    for (let i = 0; i < 31; i++) statuses.push((await list(`cdapi_wrong${i}`, ip)).status);
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true);
+    expect(statuses[30]).toBe(429);
+    // Other addresses are not affected, and valid keys from the same address still work.
+    expect((await list('cdapi_wrong', other)).status).toBe(401);
+    expect((await list(await freshKey(), ip)).status).toBe(200);
+  });
+});
