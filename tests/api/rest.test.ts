@@ -244,7 +244,8 @@ describe('authentication', () => {
     const expiredKey = await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'expired', expiresInDays: 7 }, new Date(Date.now() - 8 * 86_400_000));
     const unknown = 'cdapi_' + 'a'.repeat(32);
     const bodies = [];
-    for (const key of [null, '', 'garbage', `${keys.alice!.slice(0, -1)}Z`, unknown, revoked, expiredKey.key]) {
+    const mistyped = keys.alice!.slice(0, -1) + (keys.alice!.endsWith('Z') ? 'Y' : 'Z');
+    for (const key of [null, '', 'garbage', mistyped, unknown, revoked, expiredKey.key]) {
       const res = await call('GET', '/contracts', { key });
       expect(res.status).toBe(401);
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
@@ -356,5 +357,18 @@ describe('POST /api/v1/contracts/export', () => {
 
   it('needs a valid key', async () => {
     expect((await call('POST', '/contracts/export', { key: null })).status).toBe(401);
+  });
+});
+
+describe('HEAD', () => {
+  it('answers like GET without a body', async () => {
+    const { headOf } = await import('@/server/rest/head');
+    const head = headOf(handleRestRequest);
+    const res = await head(new Request(`${BASE}/api/v1/contracts?limit=1`, { method: 'HEAD', headers: { 'X-API-Key': keys.alice! } }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await res.text()).toBe('');
+    const unauthorized = await head(new Request(`${BASE}/api/v1/contracts`, { method: 'HEAD' }));
+    expect(unauthorized.status).toBe(401);
   });
 });

@@ -4,3 +4,6 @@ import { handleRestRequest } from '@/server/rest/openapi-handler';
 export const dynamic = 'force-dynamic';
 export const GET = handleRestRequest;
 export const POST = handleRestRequest;
+export const PUT = handleRestRequest;
+export const PATCH = handleRestRequest;
+export const DELETE = handleRestRequest;
