@@ -15,8 +15,7 @@ const USAGE = `Usage:
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function userIdOf(db: Database, email: string | undefined): Promise<string> {
-  if (!email) throw new UsageError(`--email is required\n${USAGE}`);
+async function userIdOf(db: Database, email: string): Promise<string> {
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalizeEmail(email)));
   if (!user) throw new UsageError(`No user with the email ${email}.`);
   return user.id;
@@ -43,24 +42,30 @@ runScript(async () => {
     throw new UsageError(USAGE);
   }
 
+  // Every argument is checked before the database is opened.
+  if (command !== 'revoke' && !values.email) throw new UsageError(`--email is required\n${USAGE}`);
+  if (command === 'create' && !values.name?.trim()) throw new UsageError(`--name is required\n${USAGE}`);
+  let days: number | null = null;
+  if (command === 'create' && values['expires-in-days'] !== undefined) {
+    if (!/^[1-9][0-9]{0,4}$/.test(values['expires-in-days'])) {
+      throw new UsageError('--expires-in-days must be a whole number of days between 1 and 99999');
+    }
+    days = Number(values['expires-in-days']);
+  }
+  if (command === 'revoke' && (!values.id || !UUID.test(values.id))) {
+    throw new UsageError(`--id must be a key id (UUID)\n${USAGE}`);
+  }
+
   const handle = await getDatabase();
   const db = handle.db;
   try {
     if (command === 'create') {
-      const userId = await userIdOf(db, values.email);
-      if (!values.name?.trim()) throw new UsageError(`--name is required\n${USAGE}`);
-      let days: number | null = null;
-      if (values['expires-in-days'] !== undefined) {
-        days = Number(values['expires-in-days']);
-        if (!/^[1-9][0-9]{0,4}$/.test(values['expires-in-days'])) {
-          throw new UsageError('--expires-in-days must be a whole number of days between 1 and 99999');
-        }
-      }
-      const { key, apiKey } = await createApiKey(db, userId, { name: values.name, expiresInDays: days });
+      const userId = await userIdOf(db, values.email!);
+      const { key, apiKey } = await createApiKey(db, userId, { name: values.name!, expiresInDays: days });
       console.error(`Created "${apiKey.name}" (${apiKey.id}), expires ${apiKey.expiresAt?.toISOString() ?? 'never'}.`);
       console.log(key);
     } else if (command === 'list') {
-      const keys = await listApiKeys(db, await userIdOf(db, values.email));
+      const keys = await listApiKeys(db, await userIdOf(db, values.email!));
       if (keys.length === 0) console.log('No API keys.');
       for (const k of keys) {
         console.log(
@@ -68,10 +73,9 @@ runScript(async () => {
         );
       }
     } else {
-      if (!values.id || !UUID.test(values.id)) throw new UsageError(`--id must be a key id (UUID)\n${USAGE}`);
-      const [key] = await db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, values.id));
+      const [key] = await db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, values.id!));
       if (!key) throw new UsageError(`No API key with the id ${values.id}.`);
-      const revoked = await revokeApiKey(db, key.userId, values.id);
+      const revoked = await revokeApiKey(db, key.userId, values.id!);
       console.log(`Revoked "${revoked.name}" (${revoked.hint}).`);
     }
   } catch (error) {

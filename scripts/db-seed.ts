@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { getDatabase } from '@/db/client';
+import { getDatabase, migrateDatabase } from '@/db/client';
 import { resetData, seedDemo } from '@/db/seed/demo';
 import { seedScale } from '@/db/seed/scale';
 import { runScript, UsageError } from './run-script';
@@ -29,6 +29,8 @@ runScript(async () => {
   }
 
   const handle = await getDatabase();
+  // Seeding needs the schema: apply any pending migration first (a no-op when current).
+  await migrateDatabase(handle.db, handle.driver);
   if (values.reset) {
     await resetData(handle.db);
     console.log('All rows deleted.');
