@@ -19,6 +19,13 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
   const [revoking, setRevoking] = useState<ApiKeyRow | null>(null);
   const createButton = useRef<HTMLButtonElement>(null);
   const activeCount = keys.filter((k) => k.status === 'active').length;
+  const dialogOpen = creating || created !== null || revoking !== null;
+
+  // When the last dialog has closed (and React has removed it), focus goes back to the
+  // "Create API key" button: while a modal is open the page behind it cannot take focus.
+  useEffect(() => {
+    if (!dialogOpen && document.activeElement === document.body) createButton.current?.focus();
+  }, [dialogOpen]);
 
   const refresh = useCallback(async () => {
     setKeys((await trpc.apiKeys.list.query()).map(toRow));
@@ -103,10 +110,7 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
 
       {creating ? (
         <CreateKeyDialog
-          onClose={() => {
-            setCreating(false);
-            createButton.current?.focus();
-          }}
+          onClose={() => setCreating(false)}
           onCreated={async (name, key) => {
             setCreating(false);
             setCreated({ name, key });
@@ -119,11 +123,8 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
         <ShowKeyDialog
           name={created.name}
           apiKey={created.key}
-          onClose={() => {
-            // After this, the full key exists nowhere: only its hint is listed.
-            setCreated(null);
-            createButton.current?.focus();
-          }}
+          // After this, the full key exists nowhere: only its hint is listed.
+          onClose={() => setCreated(null)}
         />
       ) : null}
 

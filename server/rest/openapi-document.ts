@@ -34,8 +34,8 @@ const HEADERS: Json = {
   'X-RateLimit-Limit': { description: 'Requests allowed in the current window for this key and bucket.', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
   'X-RateLimit-Reset': { description: 'Unix time (seconds) at which the window frees capacity again.', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'IETF draft header: the quota policy, for example `60;w=60`.', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF draft header: the current quota state.', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF draft header (draft-ietf-httpapi-ratelimit-headers-11): the quota policy, for example `"general";q=60;w=60`.', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF draft header: the current quota state, for example `"general";r=12;t=37` (remaining, seconds to reset).', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before retrying (whole seconds, at least 1).', schema: { type: 'integer', minimum: 1 } },
 };
 

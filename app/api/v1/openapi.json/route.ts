@@ -1,10 +1,10 @@
 import { openApiDocument } from '@/server/rest/openapi-document';
+import { publicOrigin } from '@/server/rest/public-origin';
 
 export const dynamic = 'force-dynamic';
 
 export function GET(req: Request) {
-  const origin = new URL(req.url).origin;
-  return Response.json(openApiDocument(origin), {
+  return Response.json(openApiDocument(publicOrigin(req.headers)), {
     headers: { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' },
   });
 }

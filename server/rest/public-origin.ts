@@ -1,0 +1,11 @@
+/**
+ * The origin clients use to reach this deployment, from the headers the nearest proxy
+ * sets (Next.js fills X-Forwarded-Host and X-Forwarded-Proto when no proxy did): under
+ * `next start`, `request.url` always says localhost.
+ */
+export function publicOrigin(headers: Headers): string {
+  const host = headers.get('x-forwarded-host')?.split(',')[0]?.trim() || headers.get('host') || 'localhost:3000';
+  const forwardedProto = headers.get('x-forwarded-proto')?.split(',')[0]?.trim();
+  const proto = forwardedProto === 'http' || forwardedProto === 'https' ? forwardedProto : 'https';
+  return `${proto}://${host}`;
+}
