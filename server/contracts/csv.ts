@@ -1,31 +1,24 @@
 import Papa from 'papaparse';
 import type { ContractDetailRow } from '@/db/queries/contracts';
 import { EXPORT_COLUMNS } from './schemas';
+import { toDetail } from './service';
 
 type Cell = string | number | boolean | null;
 
-/** One contract as an export row, in the documented column order. */
+/** One contract as an export row, in the documented column order: the API's detail, flattened. */
 export function toCsvRecord(row: ContractDetailRow): Cell[] {
-  const completed = row.status === 'completed';
-  const extracted = <T>(value: T | null): T | null => (completed ? value : null);
+  const { data, ...summary } = toDetail(row);
   const values: Record<(typeof EXPORT_COLUMNS)[number], Cell> = {
-    id: row.id,
-    title: row.title,
-    status: row.status,
-    file_name: row.fileName,
-    file_size: row.fileSize,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-    organization_id: row.organizationId,
-    expiration_date: extracted(row.expirationDate),
-    renewal_date: extracted(row.renewalDate),
-    auto_renewal: extracted(row.autoRenewal),
-    contract_value: extracted(row.contractValue),
-    currency: extracted(row.currency),
-    provider: extracted(row.provider),
-    client: extracted(row.client),
-    summary: extracted(row.summary),
-    confidence_score: extracted(row.confidenceScore),
+    ...summary,
+    expiration_date: data?.expiration_date ?? null,
+    renewal_date: data?.renewal_date ?? null,
+    auto_renewal: data?.auto_renewal ?? null,
+    contract_value: data?.contract_value ?? null,
+    currency: data?.currency ?? null,
+    provider: data?.parties.provider ?? null,
+    client: data?.parties.client ?? null,
+    summary: data?.summary ?? null,
+    confidence_score: data?.confidence_score ?? null,
   };
   return EXPORT_COLUMNS.map((column) => values[column]);
 }
