@@ -35,7 +35,7 @@ export function ContractsTable(props: {
     const s = q.toString();
     return s ? `/contracts?${s}` : '/contracts';
   };
-  const first = pagination.total === 0 ? 0 : pagination.offset + 1;
+  const first = pagination.offset + 1;
   const last = Math.min(pagination.offset + pagination.limit, pagination.total);
 
   return (
@@ -67,7 +67,11 @@ export function ContractsTable(props: {
           Apply
         </button>
         <span className="muted small" style={{ marginLeft: 'auto' }} aria-live="polite">
-          {pagination.total === 0 ? 'No contracts' : `${first}–${last} of ${pagination.total}`}
+          {pagination.total === 0
+            ? 'No contracts'
+            : first > pagination.total
+              ? `Past the last of ${pagination.total}`
+              : `${first}–${last} of ${pagination.total}`}
         </span>
       </form>
       {contracts.length === 0 ? (

@@ -3,7 +3,8 @@ import { redirect } from 'next/navigation';
 import { AuthForm } from '@/components/auth-form';
 import { signInWithGitHub } from '@/server/actions/auth';
 import { githubEnabled } from '@/server/auth/next-auth';
-import { currentUser, safeCallbackUrl } from '@/server/auth/session';
+import { safeCallbackUrl } from '@/server/auth/callback-url';
+import { currentUser } from '@/server/auth/session';
 
 export const metadata: Metadata = { title: 'Sign in' };
 

@@ -1,7 +1,8 @@
 import type { Metadata } from 'next';
 import { redirect } from 'next/navigation';
 import { AuthForm } from '@/components/auth-form';
-import { currentUser, safeCallbackUrl } from '@/server/auth/session';
+import { safeCallbackUrl } from '@/server/auth/callback-url';
+import { currentUser } from '@/server/auth/session';
 
 export const metadata: Metadata = { title: 'Create account' };
 

@@ -27,12 +27,23 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
     if (!dialogOpen && document.activeElement === document.body) createButton.current?.focus();
   }, [dialogOpen]);
 
+  const [listError, setListError] = useState<string | null>(null);
   const refresh = useCallback(async () => {
-    setKeys((await trpc.apiKeys.list.query()).map(toRow));
+    try {
+      setKeys((await trpc.apiKeys.list.query()).map(toRow));
+      setListError(null);
+    } catch (e) {
+      setListError(`The list could not be refreshed: ${errorMessage(e)} Reload the page.`);
+    }
   }, []);
 
   return (
     <>
+      {listError ? (
+        <div className="alert alert-error" role="alert">
+          {listError}
+        </div>
+      ) : null}
       <div className="card">
         <div className="card-body" style={{ display: 'flex', justifyContent: 'space-between', alignItems: 'center', gap: '1rem' }}>
           <div>
@@ -143,7 +154,20 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
 }
 
 /** A modal built on <dialog>: the browser keeps focus inside it and Escape closes it. */
-function Modal({ title, onClose, children, footer }: { title: string; onClose: () => void; children: ReactNode; footer: ReactNode }) {
+function Modal({
+  title,
+  onClose,
+  children,
+  footer,
+  dismissible = true,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  footer: ReactNode;
+  /** Whether Escape closes it; the dialog that shows a new key closes only by its button. */
+  dismissible?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -157,7 +181,7 @@ function Modal({ title, onClose, children, footer }: { title: string; onClose: (
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
-        onClose();
+        if (dismissible) onClose();
       }}
     >
       <div className="dialog-body">
@@ -279,6 +303,7 @@ function ShowKeyDialog({ name, apiKey, onClose }: { name: string; apiKey: string
     <Modal
       title="Your new API key"
       onClose={onClose}
+      dismissible={false}
       footer={
         <button type="button" className="btn btn-primary" onClick={onClose}>
           I have saved my key

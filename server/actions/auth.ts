@@ -4,8 +4,8 @@ import { AuthError } from 'next-auth';
 import { z } from 'zod';
 import { getDb } from '@/db/client';
 import { signIn, signOut } from '@/server/auth/next-auth';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '@/server/auth/passwords';
-import { safeCallbackUrl } from '@/server/auth/session';
+import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/server/auth/passwords';
+import { safeCallbackUrl } from '@/server/auth/callback-url';
 import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
 
 export interface FormState {
@@ -36,7 +36,7 @@ const signUpSchema = z.object({
   password: z
     .string()
     .min(PASSWORD_MIN_LENGTH, `At least ${PASSWORD_MIN_LENGTH} characters.`)
-    .max(PASSWORD_MAX_LENGTH, `At most ${PASSWORD_MAX_LENGTH} characters.`),
+    .refine((p) => !passwordTooLong(p), `At most ${PASSWORD_MAX_BYTES} bytes (${PASSWORD_MAX_BYTES} plain letters, fewer with accents or emoji).`),
 });
 
 export async function signUpWithPassword(_prev: FormState, form: FormData): Promise<FormState> {

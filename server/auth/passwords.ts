@@ -6,13 +6,21 @@ const COST = 11;
 const DUMMY_HASH = bcrypt.hashSync('not-a-real-password', COST);
 
 export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 128; // bcrypt reads at most 72 bytes; longer is refused
+/** bcrypt reads at most 72 bytes: longer passwords are refused rather than silently cut. */
+export const PASSWORD_MAX_BYTES = 72;
+
+export function passwordTooLong(password: string): boolean {
+  return Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES;
+}
 
 export function hashPassword(password: string): Promise<string> {
+  if (passwordTooLong(password)) throw new Error(`Passwords are at most ${PASSWORD_MAX_BYTES} bytes`);
   return bcrypt.hash(password, COST);
 }
 
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
-  const ok = await bcrypt.compare(password, hash ?? DUMMY_HASH);
-  return ok && Boolean(hash);
+  // A longer password could only match by its first 72 bytes: never accept one.
+  const candidate = passwordTooLong(password) ? '' : password;
+  const ok = await bcrypt.compare(candidate, hash ?? DUMMY_HASH);
+  return ok && Boolean(hash) && candidate === password;
 }

@@ -20,11 +20,3 @@ export async function requireUser(returnTo: string): Promise<SessionUser> {
   if (!user) redirect(`/sign-in?callbackUrl=${encodeURIComponent(returnTo)}`);
   return user;
 }
-
-/** A callback URL from a query string, kept only when it is a path on this site. */
-export function safeCallbackUrl(value: unknown, fallback = '/settings/api-keys'): string {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) {
-    return fallback;
-  }
-  return value;
-}

@@ -30,8 +30,12 @@ export function toCsvRecord(row: ContractDetailRow): Cell[] {
  */
 export function toCsvLines(records: Cell[][]): string {
   if (records.length === 0) return '';
-  return `${Papa.unparse(records, { newline: '\r\n', escapeFormulae: true, header: false })}\r\n`;
+  return `${Papa.unparse(records, { newline: '\r\n', escapeFormulae: FORMULA_START, header: false })}\r\n`;
 }
+
+// papaparse's own pattern for `escapeFormulae: true` (/^[=+\-@\t\r].*$/) misses text that
+// contains a line break, because `.` does not match one: test the first character only.
+const FORMULA_START = /^[=+\-@\t\r]/;
 
 export function csvHeaderLine(): string {
   return toCsvLines([[...EXPORT_COLUMNS]]);

@@ -13,10 +13,8 @@ const paramError = (name: string, expectation: string) => (issue: Issue) =>
 
 /** An integer query parameter parsed strictly from its text: "1.5", "1e2", " 5" and "" are refused. */
 function integerParam(name: string, bounds: { min: number; max?: number; default: number }) {
-  const expectation =
-    bounds.max === undefined
-      ? `must be an integer greater than or equal to ${bounds.min}`
-      : `must be an integer between ${bounds.min} and ${bounds.max}`;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const expectation = `must be an integer between ${bounds.min} and ${max}`;
   return z
     .string({ error: paramError(name, expectation) })
     .regex(/^(0|[1-9][0-9]{0,15})$/, `${name} ${expectation}`)
@@ -25,7 +23,7 @@ function integerParam(name: string, bounds: { min: number; max?: number; default
       z
         .number()
         .min(bounds.min, `${name} ${expectation}`)
-        .max(bounds.max ?? Number.MAX_SAFE_INTEGER, `${name} ${expectation}`),
+        .max(max, `${name} ${expectation}`),
     )
     .optional()
     .transform((v) => v ?? bounds.default)
@@ -33,15 +31,16 @@ function integerParam(name: string, bounds: { min: number; max?: number; default
       override: {
         type: 'integer',
         minimum: bounds.min,
-        ...(bounds.max === undefined ? {} : { maximum: bounds.max }),
+        maximum: max,
         default: bounds.default,
         pattern: undefined,
       },
     });
 }
 
+// Lower-cased, because ids are compared as text with the caller's organisation ids.
 const uuidParam = (name: string) =>
-  z.guid({ error: paramError(name, 'must be a UUID (for example 3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c)') });
+  z.guid({ error: paramError(name, 'must be a UUID (for example 3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c)') }).toLowerCase();
 
 export const statusSchema = z
   .enum(CONTRACT_STATUSES, { error: paramError('status', `must be one of: ${CONTRACT_STATUSES.join(', ')}`) })
@@ -57,7 +56,6 @@ export const listContractsInput = z.object({
   limit: integerParam('limit', { min: 1, max: 100, default: 50 }).meta({ description: 'Results per page (1 to 100).' }),
   offset: integerParam('offset', { min: 0, default: 0 }).meta({ description: 'Number of results skipped.' }),
 });
-export type ListContractsInput = z.output<typeof listContractsInput>;
 
 export const getContractInput = z.object({
   id: uuidParam('id').meta({ description: 'The contract id (UUID).' }),
@@ -69,6 +67,7 @@ export const exportContractsBody = z
       status: statusSchema.optional().meta({ description: 'Keep only contracts with this status.' }),
       organization_id: z
         .guid({ error: 'organization_id must be a UUID' })
+        .toLowerCase()
         .optional()
         .meta({ description: 'Keep only contracts of this organisation (you must be a member).' }),
     },

@@ -34,6 +34,11 @@ export function consumeRateLimit(bucket: RateLimitBucket, identifier: string): P
   return processRateLimiter().consume(bucket, identifier);
 }
 
+/** Whether `identifier` has used up `bucket`, without consuming a request (false if the store fails). */
+export function isRateLimitExhausted(bucket: RateLimitBucket, identifier: string): Promise<boolean> {
+  return processRateLimiter().isExhausted(bucket, identifier);
+}
+
 /**
  * Next.js can evaluate this module once per bundle layer (route handlers, server
  * actions, instrumentation), each with its own module scope; globalThis is shared by all

@@ -23,6 +23,8 @@ export interface RateLimiterOptions {
 export interface RateLimiter {
   /** Consumes one request of `bucket` for `identifier`. Never rejects. */
   consume(bucket: RateLimitBucket, identifier: string): Promise<RateLimitResult>;
+  /** Whether `identifier` has no request left in `bucket`, without using one. False when the store fails. */
+  isExhausted(bucket: RateLimitBucket, identifier: string): Promise<boolean>;
   readonly store: RateLimitStore;
   /** Closes the store (tests, shutdown). */
   close(): Promise<void>;
@@ -64,6 +66,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         outcome.settled === 'rejected' ? outcome.error : undefined,
       );
       return failOpen(policy);
+    },
+    async isExhausted(bucket, identifier) {
+      const outcome = await settleWithin(limiters[bucket].getRemaining(identifier), timeoutMs);
+      if (outcome.settled === 'resolved') return outcome.value.remaining <= 0;
+      failureLog.failure(`${store.kind} store did not answer a remaining-requests check`, outcome.settled === 'rejected' ? outcome.error : undefined);
+      return false;
     },
   };
 }

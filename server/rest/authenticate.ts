@@ -1,7 +1,7 @@
 import { organizationIdsOf, type AccessScope } from '@/db/queries/contracts';
 import { verifyApiKey } from '@/server/api-keys/verify';
 import { AppError } from '@/server/errors';
-import type { RateLimitBucket } from '@/server/rate-limit';
+import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
 import type { RequestContext } from '@/server/trpc/init';
 import { enforceRateLimit } from './rate-limit-hook';
 
@@ -16,14 +16,21 @@ const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key. Send a valid key in th
  * route: verify the key (one 401 for every kind of bad key), apply the key's rate limit,
  * then read the caller's organisations at request time so that a removed membership
  * is gone on the next call.
+ *
+ * Failed attempts are limited per client address so that keys cannot be guessed at
+ * speed: once an address has used up its failures, every request from it is a 429,
+ * even one with a correct key, so a guess can no longer be told apart from a miss.
  */
 export async function authenticateApiRequest(
   ctx: Pick<RequestContext, 'db' | 'headers' | 'clientIp' | 'setHeader'>,
   bucket: Exclude<RateLimitBucket, 'auth_failure'>,
 ): Promise<ApiCaller> {
-  const principal = await verifyApiKey(ctx.db, ctx.headers.get('x-api-key'));
-  if (!principal) {
-    // Failed attempts are limited per client address, so keys cannot be guessed at speed.
+  const [blocked, principal] = await Promise.all([
+    isRateLimitExhausted('auth_failure', ctx.clientIp),
+    verifyApiKey(ctx.db, ctx.headers.get('x-api-key')),
+  ]);
+  if (!principal || blocked) {
+    // Throws the 429 once the address is out of failures; until then the answer is 401.
     await enforceRateLimit(ctx, 'auth_failure', ctx.clientIp, { headers: false });
     throw new AppError('unauthorized', UNAUTHORIZED_MESSAGE);
   }

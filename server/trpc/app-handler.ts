@@ -12,7 +12,6 @@ export async function handleAppTrpcRequest(req: Request): Promise<Response> {
     return Response.json({ error: { message: 'Cross-site request refused.' } }, { status: 403 });
   }
   const requestId = newRequestId();
-  const resHeaders = new Headers();
   const response = await fetchRequestHandler({
     endpoint: '/api/trpc',
     req,
@@ -25,7 +24,6 @@ export async function handleAppTrpcRequest(req: Request): Promise<Response> {
         requestId,
         headers: req.headers,
         clientIp: clientIpOf(req.headers),
-        setHeader: (name, value) => resHeaders.set(name, value),
         sessionUser: await currentUser(),
       }),
     onError: ({ error }) => {

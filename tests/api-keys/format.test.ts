@@ -20,13 +20,17 @@ describe('API key format', () => {
     expect(isWellFormedApiKey(key)).toBe(true);
   });
 
-  it('carries at least 160 bits of randomness: no repeats, every base62 character used', () => {
-    const keys = Array.from({ length: 2000 }, generateApiKey);
+  it('draws its 32 characters uniformly from all of base62 (about 190 bits): no repeats, no bias', () => {
+    const keys = Array.from({ length: 4000 }, generateApiKey);
     expect(new Set(keys).size).toBe(keys.length);
-    const chars = new Set(keys.flatMap((k) => [...k.slice(KEY_PREFIX.length, -6)]));
-    expect(chars.size).toBe(62);
-    // 32 characters of base62 = 32 × log2(62) ≈ 190.5 bits.
-    expect(32 * Math.log2(62)).toBeGreaterThan(160);
+    const counts = new Map<string, number>();
+    for (const k of keys) for (const c of k.slice(KEY_PREFIX.length, -6)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    // 128,000 draws: each character is expected about 2,064 times (standard deviation
+    // about 45). A modulo bias (bytes 248..255 folded onto the first 8 characters) would
+    // push those 25% higher; ±12% is over 5 standard deviations, so chance never fails it.
+    const expected = (4000 * 32) / 62;
+    for (const n of counts.values()) expect(Math.abs(n - expected) / expected).toBeLessThan(0.12);
   });
 
   it('uses the standard CRC32 (IEEE) checksum', () => {
@@ -50,7 +54,8 @@ describe('API key format', () => {
   it('stores a SHA-256 hex hash and shows a hint of prefix and last four characters', () => {
     const key = generateApiKey();
     expect(hashApiKey(key)).toMatch(/^[0-9a-f]{64}$/);
-    expect(hashApiKey(key)).toBe(hashApiKey(key));
+    // The FIPS 180-2 test vector: it is plain SHA-256 of the key's UTF-8 text.
+    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
     expect(hashApiKey(key)).not.toContain(key.slice(KEY_PREFIX.length, -6));
     expect(hintOf(key)).toBe(`cdapi_…${key.slice(-4)}`);
   });

@@ -161,6 +161,15 @@ describe('GET /api/v1/contracts', () => {
     expect(unknown.status).toBe(403);
   });
 
+  it('accepts organisation ids in upper case like any UUID', async () => {
+    const upper = DEMO_ORGS.acme.id.toUpperCase();
+    const res = await call('GET', `/contracts?organization_id=${upper}`, { key: keys.alice });
+    expect(res.status).toBe(200);
+    expect((res.json as ListBody).data.contracts.every((c) => c.organization_id === DEMO_ORGS.acme.id)).toBe(true);
+    const exported = await call('POST', '/contracts/export', { key: keys.alice, body: JSON.stringify({ organization_id: upper }) });
+    expect(exported.status).toBe(200);
+  });
+
   it.each([
     ['status=archived', 'status', 'status must be one of: pending, processing, completed, failed'],
     ['organization_id=not-a-uuid', 'organization_id', undefined],
@@ -323,6 +332,24 @@ describe('POST /api/v1/contracts/export', () => {
       const csv = (await call('POST', '/contracts/export', { key: keys.bob, body, headers: { 'content-type': 'application/json' } })).text;
       expect(parse(csv.trimEnd()).length - 1).toBe(total);
     }
+  });
+
+  it('neutralises formula-like text that spans several lines', async () => {
+    const [owner] = await handle.db.insert(users).values({ email: 'formula@example.com' }).returning();
+    await handle.db.insert(contracts).values({
+      ownerId: owner!.id,
+      title: '=1+1\nsecond line',
+      fileName: '@cmd\r\n.pdf',
+      fileSize: 1,
+      status: 'completed',
+      summary: '-2\n+3',
+    });
+    const { key } = await createApiKey(handle.db, owner!.id, { name: 'formula', expiresInDays: 7 });
+    const [, row] = parse((await call('POST', '/contracts/export', { key })).text.trimEnd());
+    const col = (name: (typeof EXPORT_COLUMNS)[number]) => row![EXPORT_COLUMNS.indexOf(name)];
+    expect(col('title')).toBe("'=1+1\nsecond line");
+    expect(col('file_name')).toBe("'@cmd\r\n.pdf");
+    expect(col('summary')).toBe("'-2\n+3");
   });
 
   it('exports only the header row when nothing matches', async () => {

@@ -24,6 +24,15 @@ describe('password accounts', () => {
     expect(await authenticateWithPassword(handle.db, 'nobody@example.com', 'correct horse battery')).toBeUndefined();
   });
 
+  it('refuses passwords over 72 bytes instead of silently cutting them', async () => {
+    const long = 'a'.repeat(72);
+    await createUserWithPassword(handle.db, { email: 'long@example.com', password: long });
+    expect(await authenticateWithPassword(handle.db, 'long@example.com', long)).toBeDefined();
+    // bcrypt alone would accept this one: it ignores everything after byte 72.
+    expect(await authenticateWithPassword(handle.db, 'long@example.com', `${long}extra`)).toBeUndefined();
+    await expect(createUserWithPassword(handle.db, { email: 'longer@example.com', password: `${long}é` })).rejects.toThrow(/72 bytes/);
+  });
+
   it('refuses a second account with the same email', async () => {
     await expect(createUserWithPassword(handle.db, { email: 'dana@example.com', password: 'another password' })).rejects.toBeInstanceOf(EmailTakenError);
   });
