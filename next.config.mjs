@@ -1,3 +1,44 @@
+/**
+ * Security headers of every response (pages and API). docs/security.md explains each one;
+ * tests/reliability/security-headers.test.ts checks them.
+ *
+ * - Content-Security-Policy: everything from this origin only. Next.js hydrates pages
+ *   with inline scripts, so scripts need 'unsafe-inline' (a nonce would force every page
+ *   to render dynamically); React escapes what it renders and the app has no
+ *   dangerouslySetInnerHTML, so injected markup has nowhere to come from. Development adds
+ *   'unsafe-eval' (React's dev tooling) and websockets (hot reload).
+ * - Frames: none at all (X-Frame-Options for old browsers, frame-ancestors for the rest).
+ * - HSTS only in production: a development server on http://localhost must stay reachable.
+ *
+ * @param {string | undefined} nodeEnv
+ * @returns {{ key: string, value: string }[]}
+ */
+export function securityHeaders(nodeEnv = process.env.NODE_ENV) {
+  const production = nodeEnv === 'production';
+  const csp = [
+    "default-src 'self'",
+    `script-src 'self' 'unsafe-inline'${production ? '' : " 'unsafe-eval'"}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    `connect-src 'self'${production ? '' : ' ws: wss:'}`,
+    "object-src 'none'",
+    "base-uri 'self'",
+    // Sign-in forms post here; "Continue with GitHub" continues at github.com.
+    "form-action 'self' https://github.com",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return [
+    { key: 'Content-Security-Policy', value: csp },
+    { key: 'X-Content-Type-Options', value: 'nosniff' },
+    { key: 'X-Frame-Options', value: 'DENY' },
+    { key: 'Referrer-Policy', value: 'strict-origin-when-cross-origin' },
+    { key: 'Permissions-Policy', value: 'camera=(), microphone=(), geolocation=(), payment=(), usb=()' },
+    { key: 'Cross-Origin-Opener-Policy', value: 'same-origin' },
+    ...(production ? [{ key: 'Strict-Transport-Security', value: 'max-age=63072000; includeSubDomains' }] : []),
+  ];
+}
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // PGlite ships WASM and data files that must be loaded from node_modules at run time,
@@ -9,6 +50,9 @@ const nextConfig = {
   distDir: process.env.NEXT_DIST_DIR || '.next',
   reactStrictMode: true,
   typedRoutes: false,
+  async headers() {
+    return [{ source: '/:path*', headers: securityHeaders() }];
+  },
 };
 
 export default nextConfig;

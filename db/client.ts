@@ -108,3 +108,48 @@ export function setProcessDatabase(handle: DatabaseHandle): void {
 export async function getDb(): Promise<Database> {
   return (await getDatabase()).db;
 }
+
+/** A query whose parameters are `sql.placeholder()`s, as Drizzle's select builders are. */
+export interface PreparableQuery<TResult> {
+  prepare(name: string): { execute(values?: Record<string, unknown>): Promise<TResult> };
+  execute(values?: Record<string, unknown>): Promise<TResult>;
+  toSQL(): { sql: string; params: unknown[] };
+}
+
+/**
+ * One statement of a fixed shape: its SQL text depends only on `name` (so it can be
+ * prepared once and reused), and every value of the request is a placeholder filled from
+ * `values`. `build` returns the Drizzle query; tools print it with `.toSQL()`.
+ */
+export interface Statement<TResult> {
+  name: string;
+  build(db: Database): PreparableQuery<TResult>;
+  values: Record<string, unknown>;
+}
+
+// Prepared statements, per database object and statement name: Drizzle builds each
+// statement's SQL once (not on every call) and postgres.js sends it as a named prepared
+// statement, so Postgres parses and plans it once per connection. Behind a transaction-
+// mode pooler (DATABASE_PREPARE=false) postgres.js sends unnamed statements instead; the
+// SQL text is still built only once.
+type Prepared = { execute(values?: Record<string, unknown>): Promise<unknown> };
+const PREPARED = new WeakMap<Database, Map<string, Prepared>>();
+// Statement names are bounded by the shapes of the queries (number of organisations,
+// filters); the bound only guards against a pathological caller.
+const MAX_PREPARED_PER_DATABASE = 1000;
+
+/** Runs a statement, prepared once per database handle and statement name. */
+export function runStatement<TResult>(db: Database, statement: Statement<TResult>): Promise<TResult> {
+  let cache = PREPARED.get(db);
+  if (!cache) {
+    cache = new Map();
+    PREPARED.set(db, cache);
+  }
+  let prepared = cache.get(statement.name);
+  if (!prepared) {
+    if (cache.size >= MAX_PREPARED_PER_DATABASE) cache.clear();
+    prepared = statement.build(db).prepare(statement.name);
+    cache.set(statement.name, prepared);
+  }
+  return prepared.execute(statement.values) as Promise<TResult>;
+}

@@ -102,6 +102,12 @@ export const contracts = pgTable(
       .on(t.ownerId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())
       .where(sql`${t.organizationId} IS NULL`),
     index('contracts_organization_list_idx').on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // The total of a list is counted from these narrow indexes, index-only: B-tree
+    // deduplication stores a path's entries (one owner, or one organisation, and a status)
+    // as posting lists, so counting 40,000 contracts reads about 50 pages instead of the
+    // 500 of the list indexes, and a status filter narrows the scan.
+    index('contracts_personal_status_idx').on(t.ownerId, t.status).where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_status_idx').on(t.organizationId, t.status),
   ],
 );
 

@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import type { Database } from '../client';
+import { runStatement, type Database, type Statement } from '../client';
 import { apiKeys, users } from '../schema';
 
 export const apiKeyListColumns = {
@@ -45,17 +45,26 @@ export async function countActiveKeys(db: Database, userId: string, now: Date): 
 }
 
 /** The fields verification needs, found by hash. */
+export function keyByHashStatement(keyHash: string) {
+  return {
+    name: 'api_key_by_hash',
+    build: (db: Database) =>
+      db
+        .select({
+          id: apiKeys.id,
+          userId: apiKeys.userId,
+          expiresAt: apiKeys.expiresAt,
+          revokedAt: apiKeys.revokedAt,
+          lastUsedAt: apiKeys.lastUsedAt,
+        })
+        .from(apiKeys)
+        .where(eq(apiKeys.keyHash, sql.placeholder('keyHash')))
+        .limit(1),
+    values: { keyHash },
+  } satisfies Statement<unknown>;
+}
+
 export async function selectKeyByHash(db: Database, keyHash: string) {
-  const [row] = await db
-    .select({
-      id: apiKeys.id,
-      userId: apiKeys.userId,
-      expiresAt: apiKeys.expiresAt,
-      revokedAt: apiKeys.revokedAt,
-      lastUsedAt: apiKeys.lastUsedAt,
-    })
-    .from(apiKeys)
-    .where(eq(apiKeys.keyHash, keyHash))
-    .limit(1);
+  const [row] = await runStatement(db, keyByHashStatement(keyHash));
   return row;
 }

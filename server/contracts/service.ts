@@ -86,6 +86,9 @@ export async function getContract(db: Database, caller: AccessScope, id: string)
 /**
  * Every matching contract in list order, a page at a time, continuing after the last row
  * of the previous page (keyset), so memory stays flat and deep pages cost no more.
+ *
+ * The next page is read while the caller works on the current one (Postgres runs the
+ * query while Node formats the page): at most one query in flight and two pages in memory.
  */
 export async function* contractsInPages(
   db: Database,
@@ -94,12 +97,21 @@ export async function* contractsInPages(
   pageSize = 1000,
 ): AsyncGenerator<ContractDetailRow[]> {
   checkFilters(caller, filters);
-  let after: Cursor | undefined;
-  for (;;) {
-    const rows = await selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after }, detailColumns);
-    if (rows.length > 0) yield rows;
-    if (rows.length < pageSize) return;
-    const last = rows[rows.length - 1]!;
-    after = { createdAt: last.createdAt, id: last.id };
+  const pageAfter = (after: Cursor | undefined) =>
+    selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after }, detailColumns);
+  let next: Promise<ContractDetailRow[]> | undefined = pageAfter(undefined);
+  try {
+    while (next) {
+      const rows: ContractDetailRow[] = await next;
+      next = undefined;
+      if (rows.length === pageSize) {
+        const last = rows[rows.length - 1]!;
+        next = pageAfter({ createdAt: last.createdAt, id: last.id });
+      }
+      if (rows.length > 0) yield rows;
+    }
+  } finally {
+    // The caller stopped early: the page read ahead is dropped, and so is its failure.
+    next?.catch(() => undefined);
   }
 }

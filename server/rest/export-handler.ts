@@ -6,7 +6,7 @@ import { AppError } from '@/server/errors';
 import { createInnerContext } from '@/server/trpc/init';
 import { authenticateApiRequest } from './authenticate';
 import { API_PREFIX, baseApiHeaders } from './openapi-handler';
-import { clientIpOf, errorResponse, newRequestId, toAppError } from './responses';
+import { clientIpOf, describeForLog, errorResponse, newRequestId, toAppError } from './responses';
 import { EXPORT_PATH } from './routes';
 
 const MAX_BODY_BYTES = 16 * 1024;
@@ -49,6 +49,9 @@ export async function handleExportRequest(req: Request): Promise<Response> {
     headers.set('Content-Disposition', `attachment; filename="contracts-${new Date().toISOString().slice(0, 10)}.csv"`);
     const encoder = new TextEncoder();
     let pending: IteratorResult<unknown> | undefined = first;
+    // Set when the client goes away. A page query may still be running then: its result
+    // (or its failure) is dropped instead of being written to a closed stream.
+    let cancelled = false;
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(encoder.encode(csvHeaderLine()));
@@ -57,19 +60,23 @@ export async function handleExportRequest(req: Request): Promise<Response> {
         try {
           const page = pending ?? (await pages.next());
           pending = undefined;
+          if (cancelled) return;
           if (page.done) {
             controller.close();
             return;
           }
           controller.enqueue(encoder.encode(toCsvLines((page.value as Parameters<typeof toCsvRecord>[0][]).map(toCsvRecord))));
         } catch (error) {
+          if (cancelled) return;
           // Headers are sent: the only honest signal left is an aborted transfer.
-          console.error(`[${requestId}] export failed mid-stream`, (error as Error).message);
+          console.error(`[${requestId}] export failed mid-stream: ${describeForLog(error)}`);
           controller.error(error);
         }
       },
       async cancel() {
-        // The client went away: stop reading pages.
+        // The client went away: no further page is read. A query in flight finishes on
+        // its own (one page, bounded by the statement timeout) and frees its connection.
+        cancelled = true;
         await pages.return(undefined);
       },
     });

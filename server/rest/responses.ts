@@ -23,7 +23,16 @@ export function errorResponse(error: AppError, requestId: string, headers?: Head
   h.set('X-Request-Id', requestId);
   h.set('Cache-Control', 'no-store');
   if (error.code === 'service_unavailable' && !h.has('Retry-After')) h.set('Retry-After', '5');
-  return new Response(JSON.stringify(errorBody(error, requestId)), { status: error.status, headers: h });
+  return new Response(safeJson(errorBody(error, requestId)), { status: error.status, headers: h });
+}
+
+/**
+ * JSON with <, >, & and the two JavaScript line terminators written as \u escapes: the
+ * same JSON to any parser, but an error that quotes the request back (an unknown
+ * field's name, a path) never holds markup, whatever a browser or a log viewer makes of it.
+ */
+export function safeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
@@ -51,8 +60,29 @@ export function toAppError(error: unknown, requestId: string): AppError {
     console.error(`[${requestId}] database unavailable: ${codeOf(error)}`);
     return new AppError('service_unavailable', 'The service is temporarily unavailable. Retry in a few seconds.');
   }
-  console.error(`[${requestId}] unexpected error`, error);
+  console.error(`[${requestId}] unexpected error: ${describeForLog(error)}`);
   return new AppError('internal_error', 'Something went wrong on our side. Quote the request id if you contact support.');
+}
+
+/**
+ * An error as one log entry: name, code and message of each error down the cause chain,
+ * then the stack frames of the outermost one. The parameters of a failed query are left
+ * out (Drizzle puts them in its message): they hold key hashes, e-mail addresses and
+ * filters, which have no place in a log.
+ */
+export function describeForLog(error: unknown): string {
+  const lines: string[] = [];
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (!(e instanceof Error)) {
+      lines.push(`${depth > 0 ? 'caused by ' : ''}${typeof e === 'object' ? Object.prototype.toString.call(e) : String(e)}`);
+      break;
+    }
+    const code = (e as { code?: unknown }).code;
+    const message = e.message.replace(/\nparams: [\s\S]*$/, '\nparams: (not logged)');
+    lines.push(`${depth > 0 ? 'caused by ' : ''}${e.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${message}`);
+  }
+  const frames = error instanceof Error ? (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)) : [];
+  return [...lines, ...frames].join('\n');
 }
 
 /** The client's address as the nearest proxy reports it. */

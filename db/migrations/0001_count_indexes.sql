@@ -1,0 +1,2 @@
+CREATE INDEX "contracts_personal_status_idx" ON "contracts" USING btree ("owner_id","status") WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX "contracts_organization_status_idx" ON "contracts" USING btree ("organization_id","status");

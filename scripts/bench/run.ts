@@ -1,0 +1,505 @@
+/**
+ * npm run bench: the API against a bare floor, on a scale dataset, end to end.
+ * See docs/benchmarks.md for what it measures and the figures of the last full run.
+ *
+ *   npm run bench                      full run (200,000 contracts), writes docs/benchmarks.md
+ *   npm run bench -- --smoke           a short run for CI (20,000 contracts, 2 s per measurement)
+ *   options: --contracts N --duration S --warmup S --rounds R --only id,id --connections 1,16
+ *            --no-build --keep-build --dist-dir DIR --app-dir DIR (build and start the app from a copy) --reseed --no-profile --no-docs --label NAME
+ *            --admin-url postgres://... --redis-url redis://... --database NAME
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import type { Database } from '@/db/client';
+import * as schema from '@/db/schema';
+import { SCALE_CALLERS } from '@/db/seed/scale';
+import { hashApiKey } from '@/server/api-keys/format';
+import { explain, type ExplainResult } from './explain';
+import type { ExportJob, ExportResult, RequestsJob, RequestsResult } from './load';
+import { summariseProfile } from './profile';
+import { renderDocs, renderTable, evaluateTargets, type Measurement, type BenchReport, type Cell, type ProfiledRun } from './report';
+import { scenarios as allScenarios, type Caller, type Scenario } from './scenarios';
+import { EXPORT_CALLERS, mintKeys, prepareDatabase, prepareExportCallers, type Sql } from './setup';
+import { requestStatements, StatementTexts } from './statements';
+import { cpuDelta, cpuTimes, machine, sampleRss, treeCpuMs, treeRssBytes } from './system';
+
+const { values: opts } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    contracts: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    rounds: { type: 'string' },
+    only: { type: 'string' },
+    connections: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    'keep-build': { type: 'boolean', default: false },
+    'dist-dir': { type: 'string', default: '.next-bench' },
+    'app-dir': { type: 'string', default: '.' },
+    reseed: { type: 'boolean', default: false },
+    'no-profile': { type: 'boolean', default: false },
+    'no-docs': { type: 'boolean', default: false },
+    label: { type: 'string' },
+    'admin-url': { type: 'string', default: process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    'redis-url': { type: 'string', default: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' },
+    database: { type: 'string' },
+  },
+  strict: true,
+});
+
+const smoke = opts.smoke;
+const num = (value: string | undefined, fallback: number) => (value === undefined ? fallback : Number(value));
+const config = {
+  contracts: num(opts.contracts, smoke ? 20_000 : 200_000),
+  duration: num(opts.duration, smoke ? 2 : 8),
+  warmup: num(opts.warmup, smoke ? 0 : 3),
+  rounds: num(opts.rounds, smoke ? 1 : 2),
+  connections: (opts.connections ?? '1,16').split(',').map(Number),
+  database: opts.database ?? (smoke ? 'cda_bench_smoke' : 'cda_bench'),
+  distDir: opts['dist-dir']!,
+  appDir: path.resolve(opts['app-dir']!),
+};
+const fullRun = !smoke && !opts.only && !opts['no-docs'] && config.contracts === 200_000;
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s`;
+const log = (line: string) => console.log(`[bench ${elapsed()}] ${line}`);
+
+const RESULTS_DIR = path.join(process.cwd(), 'bench-results');
+mkdirSync(RESULTS_DIR, { recursive: true });
+const stamp = new Date().toISOString().replaceAll(':', '-').slice(0, 19);
+
+// Servers ---------------------------------------------------------------------------------
+
+interface Server {
+  name: 'floor' | 'app';
+  pid: number;
+  port: number;
+  child: ChildProcess;
+  applicationName: string;
+}
+const running: Server[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitReady(port: number, child: ChildProcess, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} during start`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/contracts`, { signal: AbortSignal.timeout(5000) });
+      await res.arrayBuffer();
+      if (res.status === 401) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`server on port ${port} not ready after ${timeoutMs} ms`);
+}
+
+async function startServer(
+  name: Server['name'],
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  applicationName: string,
+): Promise<Server> {
+  const logFile = path.join(RESULTS_DIR, `${name}-${stamp}.log`);
+  const out = createWriteStream(logFile);
+  const cwd = name === 'app' ? config.appDir : process.cwd();
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const server: Server = { name, pid: child.pid!, port, child, applicationName };
+  running.push(server);
+  await waitReady(port, child, 90_000);
+  return server;
+}
+
+async function stopServer(server: Server) {
+  const index = running.indexOf(server);
+  if (index !== -1) running.splice(index, 1);
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGINT');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function stopAllNow() {
+  for (const server of running) if (server.child.exitCode === null) server.child.kill('SIGKILL');
+}
+process.on('SIGINT', () => {
+  stopAllNow();
+  process.exit(130);
+});
+process.on('SIGTERM', () => {
+  stopAllNow();
+  process.exit(143);
+});
+
+// Load ------------------------------------------------------------------------------------
+
+function runLoad<T>(job: RequestsJob | ExportJob, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/load.ts', JSON.stringify(job)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(`load generator failed (${code}): ${err.slice(0, 2000)}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T);
+    });
+  });
+}
+
+async function pgBackendCpu(db: Sql, applicationName: string): Promise<Map<number, number>> {
+  const rows = await db`select pid from pg_stat_activity where datname = current_database() and application_name = ${applicationName}`;
+  return cpuTimes(rows.map((r) => r.pid as number));
+}
+
+interface Fixtures {
+  keys: Record<Caller, string>;
+  contractId: string;
+}
+
+function jobFor(server: Server, scenario: Scenario, fixtures: Fixtures, connections: number, duration: number): RequestsJob | ExportJob {
+  const url = `http://127.0.0.1:${server.port}${scenario.path.replace('{contract}', fixtures.contractId)}`;
+  const headers = { 'x-api-key': fixtures.keys[scenario.caller] };
+  return scenario.kind === 'export'
+    ? { kind: 'export', url, headers, body: scenario.body ?? '', connections, duration, timeoutSeconds: 180 }
+    : { kind: 'requests', url, headers, connections, duration };
+}
+
+async function measure(db: Sql, server: Server, scenario: Scenario, fixtures: Fixtures, connections: number, duration: number): Promise<Measurement> {
+  const job = jobFor(server, scenario, fixtures, connections, duration);
+  const pgBefore = await pgBackendCpu(db, server.applicationName);
+  const rssBefore = treeRssBytes(server.pid);
+  const cpuBefore = treeCpuMs(server.pid);
+  const rss = sampleRss(server.pid);
+  const result = await runLoad<RequestsResult | ExportResult>(job, (duration + 240) * 1000);
+  const cpuMs = treeCpuMs(server.pid) - cpuBefore;
+  const peak = rss.stop();
+  const pgCpuMs = cpuDelta(pgBefore, await pgBackendCpu(db, server.applicationName));
+  const rssGrowthMiB = Math.max(0, (peak - rssBefore) / 2 ** 20);
+  if (result.kind === 'requests') {
+    const bad = result.non2xx + result.errors + result.timeouts;
+    if (bad > 0) log(`  WARNING ${server.name} ${scenario.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    const n = Math.max(1, result.requests);
+    return {
+      requests: result.requests,
+      rps: result.rps,
+      p50: result.latencyP50,
+      p99: result.latencyP99,
+      cpuMsPerRequest: cpuMs / n,
+      pgCpuMsPerRequest: pgCpuMs / n,
+      rssGrowthMiB,
+      failures: bad,
+    };
+  }
+  if (result.failed > 0) log(`  WARNING ${server.name} ${scenario.id}: ${result.failed} failed exports`);
+  const sorted = [...result.ttfbMs].sort((a, b) => a - b);
+  const seconds = [...result.exportSeconds].sort((a, b) => a - b);
+  const kRows = Math.max(1, result.rows) / 1000;
+  return {
+    requests: result.exports,
+    rps: result.exports / result.wallSeconds,
+    p50: seconds[seconds.length >> 1]! * 1000,
+    p99: seconds[seconds.length - 1]! * 1000,
+    cpuMsPerRequest: cpuMs / kRows,
+    pgCpuMsPerRequest: pgCpuMs / kRows,
+    rssGrowthMiB,
+    failures: result.failed,
+    rows: result.rows,
+    rowsPerSecond: result.rowsPerSecond,
+    ttfbMs: sorted[sorted.length >> 1]!,
+  };
+}
+
+// Equivalence -----------------------------------------------------------------------------
+
+const canonical = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(canonical)
+    : value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, canonical(v)]))
+      : value;
+
+async function fetchBody(server: Server, scenario: Scenario, fixtures: Fixtures) {
+  const res = await fetch(`http://127.0.0.1:${server.port}${scenario.path.replace('{contract}', fixtures.contractId)}`, {
+    method: scenario.method,
+    headers: { 'x-api-key': fixtures.keys[scenario.caller], ...(scenario.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: scenario.body,
+    signal: AbortSignal.timeout(120_000),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** The floor must give the app's answers, or the comparison means nothing. */
+async function checkSameAnswers(floor: Server, app: Server, scenario: Scenario, fixtures: Fixtures) {
+  const [a, b] = [await fetchBody(floor, scenario, fixtures), await fetchBody(app, scenario, fixtures)];
+  if (a.status !== 200 || b.status !== 200) throw new Error(`${scenario.id}: floor answered ${a.status}, app ${b.status}: ${b.text.slice(0, 300)}`);
+  const same =
+    scenario.kind === 'export'
+      ? createHash('sha256').update(a.text).digest('hex') === createHash('sha256').update(b.text).digest('hex')
+      : JSON.stringify(canonical(JSON.parse(a.text))) === JSON.stringify(canonical(JSON.parse(b.text)));
+  if (!same) throw new Error(`${scenario.id}: the floor's answer differs from the app's`);
+  return scenario.kind === 'export' ? { rows: a.text.split('\n').length - 2, bytes: a.text.length } : { bytes: a.text.length };
+}
+
+// Main ------------------------------------------------------------------------------------
+
+async function main() {
+  const box = machine();
+  log(`machine: ${box.cpus} CPUs, ${box.cpuModel}, ${box.memoryGiB} GiB, ${box.node}, load ${box.loadAverage.join(' ')}`);
+  log(`config: ${JSON.stringify(config)}`);
+
+  // 1. Database, export callers, keys.
+  const url = await prepareDatabase({ adminUrl: opts['admin-url']!, name: config.database, contracts: config.contracts, reseed: opts.reseed, log });
+  const db = postgres(url, { max: 2, onnotice: () => {}, connection: { application_name: 'cda-bench-harness' } });
+  const texts = new StatementTexts(drizzle({ client: db, schema }) as unknown as Database);
+  const [{ version: pgVersion }] = (await db`select version()`) as unknown as [{ version: string }];
+  const exportTargets = { small: Math.round(config.contracts * 0.05), large: Math.round(config.contracts * 0.5) };
+  const exportSizes = await prepareExportCallers(db, exportTargets.small, exportTargets.large);
+  await db`vacuum analyze contracts`;
+  const emails: Record<Caller, string> = { ...SCALE_CALLERS, ...EXPORT_CALLERS };
+  const keys = (await mintKeys(db, url, emails)) as Record<Caller, string>;
+  const scopes = {} as Record<Caller, { userId: string; organizationIds: string[] }>;
+  for (const [caller, email] of Object.entries(emails) as [Caller, string][]) {
+    const [user] = await db`select id from users where email = ${email}`;
+    const orgs = await db`select organization_id from memberships where user_id = ${user!.id}`;
+    scopes[caller] = { userId: user!.id as string, organizationIds: orgs.map((o) => o.organization_id as string) };
+  }
+  const [newest] = await db`
+    select id from contracts where organization_id is null and owner_id = ${scopes.typical.userId}
+    order by created_at desc, id desc limit 1`;
+  const fixtures: Fixtures = { keys, contractId: newest!.id as string };
+  const [{ n: tableRows }] = (await db`select count(*)::int as n from contracts`) as unknown as [{ n: number }];
+  log(`dataset: ${tableRows} contracts; export callers see ${exportSizes.export_small} and ${exportSizes.export_large}`);
+
+  let scenarioList = allScenarios({ small: exportSizes.export_small, large: exportSizes.export_large });
+  if (opts.only) {
+    const wanted = opts.only.split(',');
+    scenarioList = scenarioList.filter((s) => wanted.some((w) => s.id === w || s.id.startsWith(w)));
+  }
+
+  // 2. EXPLAIN ANALYZE of every statement, on a quiet machine.
+  log('EXPLAIN ANALYZE of the statements...');
+  const explains: Record<string, Record<string, ExplainResult>> = {};
+  const offsetOf = (s: Scenario) => Number(/offset=(\d+)/.exec(s.path)?.[1] ?? 0);
+  const limitOf = (s: Scenario) => Number(/limit=(\d+)/.exec(s.path)?.[1] ?? 50);
+  for (const s of scenarioList) {
+    const scope = scopes[s.caller];
+    const statements: Record<string, ReturnType<StatementTexts['compile']>> = {
+      key: texts.compile(requestStatements.keyByHash(hashApiKey(keys[s.caller]))),
+      memberships: texts.compile(requestStatements.memberships(scope.userId)),
+    };
+    if (s.id.startsWith('list')) {
+      statements.page = texts.compile(requestStatements.page(scope, {}, { limit: limitOf(s), offset: offsetOf(s) })!);
+      statements.count = texts.compile(requestStatements.count(scope, {})!);
+    } else if (s.id === 'get-one') {
+      statements.contract = texts.compile(requestStatements.contract(scope, fixtures.contractId));
+    } else {
+      statements['first page'] = texts.compile(requestStatements.exportPage(scope, {}, { limit: 1000 })!);
+      // A page from the middle of the export, after a cursor.
+      const middle = (await db.unsafe(
+        `select created_at, id from (${statements['first page'].text}) p`,
+        statements['first page'].params as never[],
+      )) as unknown as { created_at: string; id: string }[];
+      const last = middle.at(-1);
+      if (last) {
+        statements['page after cursor'] = texts.compile(
+          requestStatements.exportPage(scope, {}, { limit: 1000, after: { createdAt: new Date(last.created_at), id: last.id } })!,
+        );
+      }
+    }
+    explains[s.id] = {};
+    for (const [label, statement] of Object.entries(statements)) explains[s.id]![label] = await explain(db, statement);
+  }
+
+  // 3. Build and start the app and the floor.
+  if (!opts['no-build']) {
+    log(`building the app into ${config.distDir} (next build)...`);
+    const buildStarted = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'build'], {
+        cwd: config.appDir,
+        env: { ...process.env, NEXT_DIST_DIR: config.distDir, NEXT_TELEMETRY_DISABLED: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`next build failed:\n${output.slice(-4000)}`))));
+    });
+    log(`built in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
+  } else if (!existsSync(path.join(config.appDir, config.distDir, 'BUILD_ID'))) {
+    throw new Error(`--no-build: no build in ${config.distDir}`);
+  }
+
+  const appEnv = (port: number): Record<string, string> => ({
+    NODE_ENV: 'production',
+    NEXT_DIST_DIR: config.distDir,
+    NEXT_TELEMETRY_DISABLED: '1',
+    DATABASE_URL: url,
+    REDIS_URL: opts['redis-url']!,
+    AUTH_SECRET: randomBytes(32).toString('base64'),
+    AUTH_TRUST_HOST: 'true',
+    // Raised through configuration for the run; the limits stay enforced (Redis is asked on every request).
+    RATE_LIMIT_GENERAL_PER_WINDOW: '1000000000',
+    RATE_LIMIT_EXPORT_PER_WINDOW: '1000000',
+    PORT: String(port),
+  });
+  const startApp = async (extraNodeArgs: string[] = []) => {
+    const port = await freePort();
+    return startServer(
+      'app',
+      [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)],
+      appEnv(port),
+      port,
+      'contract-data-api',
+    );
+  };
+  const floorPort = await freePort();
+  const floor = await startServer('floor', ['--import', 'tsx', 'scripts/bench/floor.ts'], { DATABASE_URL: url, FLOOR_PORT: String(floorPort) }, floorPort, 'cda-bench-floor');
+  let app = await startApp();
+  log(`floor pid ${floor.pid} on :${floor.port}, app pid ${app.pid} on :${app.port}`);
+
+  // 4. Same answers from both, then the measurements: for each scenario and connection
+  //    count, a warm-up of each, then rounds of floor then app (A B A B ...).
+  const cells: Cell[] = [];
+  for (const s of scenarioList) {
+    const check = await checkSameAnswers(floor, app, s, fixtures);
+    log(`${s.id}: floor and app give the same answer (${check.bytes} bytes${'rows' in check ? `, ${check.rows} rows` : ''})`);
+    for (const connections of config.connections) {
+      // Warm-up (not recorded); an export warms up with one export, at one connection only.
+      if ((s.kind === 'requests' && config.warmup > 0) || (s.kind === 'export' && connections === 1)) {
+        const warm = s.kind === 'export' ? 0 : config.warmup;
+        for (const server of [floor, app]) await runLoad(jobFor(server, s, fixtures, s.kind === 'export' ? 1 : connections, warm), (warm + 240) * 1000);
+      }
+      const rounds: Cell['rounds'] = [];
+      for (let r = 0; r < config.rounds; r++) {
+        const f = await measure(db, floor, s, fixtures, connections, config.duration);
+        const a = await measure(db, app, s, fixtures, connections, config.duration);
+        rounds.push({ floor: f, app: a });
+      }
+      const cell: Cell = { scenario: s.id, title: s.title, kind: s.kind, connections, rounds };
+      cells.push(cell);
+      const last = rounds.at(-1)!;
+      log(
+        `${s.id} x${connections}: floor ${last.floor.rps.toFixed(1)}/s, app ${last.app.rps.toFixed(1)}/s` +
+          (s.kind === 'export' ? `, app ${Math.round(last.app.rowsPerSecond ?? 0)} rows/s` : `, app p50 ${last.app.p50} ms`),
+      );
+    }
+  }
+
+  // 5. Where the app's CPU goes: the request path (typical list, 16 connections) and the
+  //    largest export (1 connection), each in a fresh app under node --cpu-prof; only the
+  //    samples of the measured window are summarised (not start-up, not warm-up).
+  const profiles: ProfiledRun[] = [];
+  if (!opts['no-profile'] && !smoke) {
+    const largest = scenarioList.filter((s) => s.kind === 'export').at(-1);
+    const targets = [
+      { scenario: scenarioList.find((s) => s.id === 'list-typical-50'), connections: 16 },
+      { scenario: largest, connections: 1 },
+    ].filter((t): t is { scenario: Scenario; connections: number } => t.scenario !== undefined);
+    for (const [i, target] of targets.entries()) {
+      await stopServer(app);
+      const dir = path.join(RESULTS_DIR, `profile-${stamp}-${i}`);
+      rmSync(dir, { recursive: true, force: true });
+      log(`profiling the app on ${target.scenario.id} x${target.connections} (node --cpu-prof)...`);
+      app = await startApp(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      const warm = target.scenario.kind === 'export' ? 0 : config.warmup;
+      if (warm > 0 || target.scenario.kind === 'export') {
+        await runLoad(jobFor(app, target.scenario, fixtures, target.connections, warm), (warm + 240) * 1000);
+      }
+      const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+      const cpuBefore = treeCpuMs(app.pid);
+      const startUs = nowUs();
+      const load = await runLoad<RequestsResult | ExportResult>(
+        jobFor(app, target.scenario, fixtures, target.connections, config.duration),
+        (config.duration + 240) * 1000,
+      );
+      const endUs = nowUs();
+      const cpuMs = treeCpuMs(app.pid) - cpuBefore;
+      await stopServer(app);
+      const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined;
+      if (!file) {
+        log('no profile was written');
+        continue;
+      }
+      const what =
+        load.kind === 'export'
+          ? `${Math.round(load.rowsPerSecond)} rows/s, ${((cpuMs / Math.max(1, load.rows)) * 1000).toFixed(1)} ms CPU per 1,000 rows while profiled`
+          : `${Math.round(load.rps)} req/s, ${(cpuMs / Math.max(1, load.requests)).toFixed(2)} ms CPU per request while profiled`;
+      profiles.push({
+        ...summariseProfile(path.join(dir, file), { startUs, endUs }),
+        scenario: `${target.scenario.id} x${target.connections}, ${what}`,
+        unit: load.kind === 'export' ? { label: '1,000 rows', count: load.rows / 1000 } : { label: 'request', count: load.requests },
+      });
+    }
+  }
+
+  await Promise.all([...running].map(stopServer));
+  await db.end();
+  // The build is removed unless asked to keep it (--keep-build, for a later --no-build run):
+  // ESLint's configuration ignores .next/ but not other build directories.
+  if (!opts['no-build'] && !opts['keep-build']) rmSync(path.join(config.appDir, config.distDir), { recursive: true, force: true });
+
+  // 6. Report.
+  const report: BenchReport = {
+    label: opts.label,
+    date: new Date().toISOString(),
+    smoke,
+    config,
+    machine: { ...box, postgres: pgVersion, loadAverageAtEnd: machine().loadAverage },
+    dataset: { contracts: tableRows, exportRows: exportSizes },
+    explains,
+    cells,
+    profiles,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+  };
+  report.targets = evaluateTargets(report);
+  const file = path.join(RESULTS_DIR, `bench-${stamp}${opts.label ? `-${opts.label}` : ''}${smoke ? '-smoke' : ''}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\n${renderTable(report)}`);
+  log(`results: ${path.relative(process.cwd(), file)}`);
+  if (fullRun) {
+    const docs = path.join(process.cwd(), 'docs', 'benchmarks.md');
+    writeFileSync(docs, renderDocs(existsSync(docs) ? readFileSync(docs, 'utf8') : '', report, path.relative(process.cwd(), file)));
+    log('docs/benchmarks.md updated');
+  }
+  const failed = cells.some((c) => c.rounds.some((r) => r.app.failures > 0 || r.floor.failures > 0));
+  if (failed) {
+    log('some requests failed: see the warnings above');
+    process.exitCode = 1;
+  }
+  log(`done in ${report.durationSeconds} s`);
+}
+
+main().then(() => process.exit(process.exitCode ?? 0)).catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  stopAllNow();
+  process.exit(1);
+});

@@ -1,0 +1,714 @@
+/**
+ * Soak test of the production build: mixed API traffic at 32 connections over many keys,
+ * on real Postgres and Redis, bounded in time, loopback only.
+ *
+ *   npm run soak                       # 5 minutes, after a 60 s warm-up
+ *   npm run soak -- --duration 20      # the short run CI uses (30 s warm-up)
+ *
+ * Options: --duration S (300), --warmup S (60; 30 for a duration under 2 minutes),
+ * --connections N (32), --port P (3310), --dist-dir D (.next-soak), --skip-build (use an
+ * existing build in --dist-dir), --keep-db, --json FILE (write the figures there too).
+ *
+ * It builds the app (NEXT_DIST_DIR=.next-soak next build), creates a dedicated database on
+ * the Postgres of PG_ADMIN_URL or DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+ * seeds the demo data plus 20,000 scale contracts, creates 20 keys for 20 users, starts
+ * `next start` on it and on REDIS_URL (default redis://127.0.0.1:6379), checks the security
+ * headers, HEAD and the session cookie of the build, then runs autocannon: a warm-up, then
+ * the soak. Valid keys (list, get-one, export) and bad keys (from another client address)
+ * run on separate connections, so every status is counted exactly. Alongside the soak, two
+ * checking clients compare every answer with the data (a valid key refused, or another
+ * tenant's contract, fails the run), and a client abandons large exports after their
+ * first chunk every two seconds.
+ *
+ * Pass (exit 0) when:
+ * - every response to a valid key is 200 or 429, to a bad key 401 or 429; no errors or
+ *   timeouts; the checking clients saw no refused valid key and no foreign contract;
+ * - the server's memory (RSS, with its child processes) after the soak is within 10 % of
+ *   its RSS after the warm-up;
+ * - the app's Postgres connections are all idle within seconds after the soak, no more
+ *   than the pool's maximum, and a request after the soak is served;
+ * - no API key appears in the server's output.
+ * Anything else prints the failures and exits 1. The database is dropped at the end.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import IORedis from 'ioredis';
+import { migrateDatabase, openPostgres, type DatabaseHandle } from '@/db/client';
+import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
+import { createApiKey } from '@/server/api-keys/service';
+import { runScript, UsageError } from './run-script';
+
+// ------------------------------------------------------------------------------------
+// autocannon ships no types: the part used here.
+
+interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+interface AutocannonHistogram {
+  average: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  total: number;
+}
+interface AutocannonResult {
+  requests: AutocannonHistogram;
+  latency: AutocannonHistogram;
+  throughput: AutocannonHistogram;
+  duration: number;
+  errors: number;
+  timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  timeout: number;
+  requests: AutocannonRequest[];
+}) => Promise<AutocannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+// ------------------------------------------------------------------------------------
+
+const USAGE = `Usage: npm run soak -- [--duration S] [--warmup S] [--connections N] [--port P]
+                      [--dist-dir D] [--skip-build] [--keep-db] [--json FILE]`;
+
+const POOL_MAX = 10;
+const KEY_COUNT = 20;
+// Limits for the soak: at full speed (about 600 requests/s here) the two hot keys exceed
+// the general limit (so 429s are part of the mix) and the others stay under it; bad keys
+// meet the per-address limit on failures.
+const GENERAL_PER_MINUTE = 3000;
+const EXPORTS_PER_HOUR = 1000;
+const RSS_TOLERANCE = 0.1;
+
+interface Options {
+  duration: number;
+  warmup: number;
+  connections: number;
+  port: number;
+  distDir: string;
+  build: boolean;
+  keepDb: boolean;
+  json?: string;
+}
+
+function options(): Options {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        duration: { type: 'string', default: '300' },
+        warmup: { type: 'string' },
+        connections: { type: 'string', default: '32' },
+        port: { type: 'string', default: '3310' },
+        'dist-dir': { type: 'string', default: '.next-soak' },
+        'skip-build': { type: 'boolean', default: false },
+        'keep-db': { type: 'boolean', default: false },
+        json: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const int = (name: string, value: string, min: number, max: number) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}\n${USAGE}`);
+    return n;
+  };
+  const duration = int('duration', values.duration, 5, 3600);
+  return {
+    duration,
+    warmup: values.warmup === undefined ? (duration >= 120 ? 60 : 30) : int('warmup', values.warmup, 3, 600),
+    connections: int('connections', values.connections, 1, 256),
+    port: int('port', values.port, 1024, 65535),
+    distDir: values['dist-dir'],
+    build: !values['skip-build'],
+    keepDb: values['keep-db'],
+    json: values.json,
+  };
+}
+
+const log = (line: string) => console.log(`[soak] ${line}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ------------------------------------------------------------------------------------
+// The dataset and its callers
+
+interface Caller {
+  label: string;
+  userId: string;
+  key: string;
+  /** Some of the caller's contracts, for get-one. */
+  contractIds: string[];
+  organizationIds: string[];
+  /** Every contract the caller may see. */
+  visible: Set<string>;
+}
+
+async function prepareDatabase(adminUrl: string, name: string): Promise<{ url: string; callers: Caller[]; heavy: Caller }> {
+  const admin = await openPostgres(adminUrl, { max: 1 });
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.close();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const handle = await openPostgres(url.toString(), { max: 4 });
+  try {
+    await migrateDatabase(handle.db, 'postgres');
+    await seedDemo(handle.db);
+    await seedScale(handle.db, 20_000);
+    const users = await handle.query<{ id: string; email: string }>(
+      `SELECT id, email FROM users WHERE email = ANY($1) OR email LIKE 'user%@scale.example.com' ORDER BY email LIMIT 200`,
+      [[...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.heavy, SCALE_CALLERS.typical]],
+    );
+    const preferred: string[] = [...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.typical];
+    const chosen = [
+      ...preferred.map((email) => users.find((u) => u.email === email)!),
+      ...users.filter((u) => !preferred.includes(u.email) && u.email !== SCALE_CALLERS.heavy),
+    ].slice(0, KEY_COUNT);
+    const callers: Caller[] = [];
+    for (const user of chosen) callers.push(await callerFor(handle, user, `soak ${user.email}`));
+    const heavyUser = users.find((u) => u.email === SCALE_CALLERS.heavy)!;
+    const heavy = await callerFor(handle, heavyUser, 'soak heavy exports');
+    return { url: url.toString(), callers, heavy };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function callerFor(handle: DatabaseHandle, user: { id: string; email: string }, name: string): Promise<Caller> {
+  const { key } = await createApiKey(handle.db, user.id, { name: name.slice(0, 64), expiresInDays: 7 });
+  const organizationIds = (
+    await handle.query<{ organization_id: string }>('SELECT organization_id FROM memberships WHERE user_id = $1', [user.id])
+  ).map((r) => r.organization_id);
+  const visible = (
+    await handle.query<{ id: string }>(
+      `SELECT id FROM contracts
+        WHERE (organization_id IS NULL AND owner_id = $1) OR organization_id = ANY($2::uuid[])
+        ORDER BY created_at DESC, id DESC`,
+      [user.id, organizationIds],
+    )
+  ).map((r) => r.id);
+  return { label: user.email, userId: user.id, key, contractIds: visible.slice(0, 50), organizationIds, visible: new Set(visible) };
+}
+
+/** A deterministic pseudo-random sequence (mulberry32), so every run sends the same mix. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The load: list with various parameters (60 %), get-one (37 %) and export (3 %) over the
+ * 20 keys, one list every connection walks through in order. Two hot keys carry half of
+ * it and exceed their limit at full speed; the other 18 share the rest and stay under it.
+ */
+function goodMix(callers: Caller[]): AutocannonRequest[] {
+  const random = prng(20261001);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const requests: AutocannonRequest[] = [];
+  for (let i = 0; i < 400; i++) {
+    const roll = random();
+    const caller = random() < 0.5 ? callers[Math.floor(random() * 2)]! : callers[2 + Math.floor(random() * (callers.length - 2))]!;
+    const headers = { 'x-api-key': caller.key };
+    if (roll < 0.6) {
+      requests.push({ method: 'GET', path: `/api/v1/contracts?${listQuery(caller, random)}`, headers });
+    } else if (roll < 0.97) {
+      requests.push({ method: 'GET', path: `/api/v1/contracts/${pick(caller.contractIds)}`, headers });
+    } else {
+      const body = random() < 0.5 ? '{"status":"completed"}' : '';
+      requests.push({ method: 'POST', path: '/api/v1/contracts/export', headers: { ...headers, 'content-type': 'application/json' }, body });
+    }
+  }
+  return requests;
+}
+
+function listQuery(caller: Caller, random: () => number): URLSearchParams {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const query = new URLSearchParams({ limit: String(pick([1, 10, 20, 50, 100])), offset: String(pick([0, 0, 0, 10, 50, 200])) });
+  if (random() < 0.3) query.set('status', pick(['pending', 'processing', 'completed', 'failed']));
+  if (random() < 0.2 && caller.organizationIds.length > 0) query.set('organization_id', pick(caller.organizationIds));
+  return query;
+}
+
+/**
+ * Requests with bad keys (missing, malformed, well-formed but unknown), on their own
+ * connections and from another client address: an address that has used up its failed
+ * attempts gets 429 for every request, even with a valid key, so the good traffic must
+ * not share it. (Over loopback the address is the one X-Real-IP names, as a proxy in front
+ * of the app would set it.)
+ */
+const BAD_CLIENT_ADDRESS = '203.0.113.66';
+function badMix(): AutocannonRequest[] {
+  return ['cdapi_wrong', `cdapi_${'A'.repeat(38)}`, 'not-a-key', ''].map(
+    (key): AutocannonRequest => ({
+      method: 'GET',
+      path: '/api/v1/contracts',
+      headers: { 'x-real-ip': BAD_CLIENT_ADDRESS, ...(key ? { 'x-api-key': key } : {}) },
+    }),
+  );
+}
+
+interface Checked {
+  requests: number;
+  statuses: Record<number, number>;
+  /** A valid key answered 401 (or the 429 of the limit on failed keys). */
+  refused: string[];
+  /** A contract in an answer that the caller may not see. */
+  foreign: string[];
+}
+
+/**
+ * Alongside the load, a few clients of their own send list and get-one requests with the
+ * cold keys and check every answer against the data: each request's answer is known to
+ * be its own (autocannon's per-request callbacks can be misattributed when a connection
+ * is re-opened), so a valid key refused or a foreign contract is certain.
+ */
+async function checkWhileLoaded(base: string, callers: Caller[], until: number, clients: number): Promise<Checked> {
+  const checked: Checked = { requests: 0, statuses: {}, refused: [], foreign: [] };
+  const random = prng(7);
+  const cold = callers.slice(2);
+  const loop = async () => {
+    for (let i = 0; i < 100_000 && Date.now() < until; i++) {
+      const caller = cold[Math.floor(random() * cold.length)]!;
+      const get = random() < 0.4;
+      const url = get ? `${base}/api/v1/contracts/${caller.contractIds[Math.floor(random() * caller.contractIds.length)]}` : `${base}/api/v1/contracts?${listQuery(caller, random)}`;
+      let res: Response;
+      try {
+        res = await fetch(url, { headers: { 'x-api-key': caller.key }, signal: AbortSignal.timeout(15_000) });
+      } catch (error) {
+        checked.statuses[0] = (checked.statuses[0] ?? 0) + 1;
+        checked.refused.push(`${url}: ${(error as Error).message}`);
+        continue;
+      }
+      const text = await res.text();
+      checked.requests++;
+      checked.statuses[res.status] = (checked.statuses[res.status] ?? 0) + 1;
+      if (res.status === 401 || (res.status === 429 && text.includes('invalid API keys'))) {
+        checked.refused.push(`${caller.label} ${res.status}: ${text.slice(0, 120)}`);
+      }
+      if (res.status === 200) {
+        for (const [, id] of text.matchAll(/"id":"([0-9a-f-]{36})"/g)) {
+          if (!caller.visible.has(id!)) checked.foreign.push(`${caller.label} got ${id}`);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, loop));
+  return checked;
+}
+
+const statusCounts = (r: AutocannonResult) =>
+  Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([status, { count }]) => [status, Number(count)]));
+
+// ------------------------------------------------------------------------------------
+// The server
+
+interface Server {
+  child: ChildProcess;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+function build(distDir: string): void {
+  log(`building the app into ${distDir} (next build)…`);
+  const started = Date.now();
+  const result = spawnSync(process.execPath, [path.join('node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
+    env: { ...process.env, NEXT_DIST_DIR: distDir, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 15 * 60_000,
+  });
+  if (result.status !== 0) {
+    throw new Error(`next build failed (exit ${result.status ?? result.signal}):\n${(result.stdout + result.stderr).slice(-4000)}`);
+  }
+  log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+async function startServer(o: Options, databaseUrl: string, redisUrl: string): Promise<Server> {
+  const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'cda-soak-')), 'server.log');
+  const out = createWriteStream(logFile);
+  const child = spawn(
+    process.execPath,
+    [path.join('node_modules', 'next', 'dist', 'bin', 'next'), 'start', '--hostname', '127.0.0.1', '--port', String(o.port)],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        NEXT_DIST_DIR: o.distDir,
+        NEXT_TELEMETRY_DISABLED: '1',
+        DATABASE_URL: databaseUrl,
+        DATABASE_POOL_MAX: String(POOL_MAX),
+        REDIS_URL: redisUrl,
+        AUTH_SECRET: randomBytes(32).toString('base64url'),
+        RATE_LIMIT_GENERAL_PER_WINDOW: String(GENERAL_PER_MINUTE),
+        RATE_LIMIT_GENERAL_WINDOW_SECONDS: '60',
+        RATE_LIMIT_EXPORT_PER_WINDOW: String(EXPORTS_PER_HOUR),
+        RATE_LIMIT_EXPORT_WINDOW_SECONDS: '3600',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout!.pipe(out, { end: false });
+  child.stderr!.pipe(out, { end: false });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) await sleep(100);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    out.end();
+  };
+  const base = `http://127.0.0.1:${o.port}`;
+  for (let i = 0; i < 120; i++) {
+    if (child.exitCode !== null) break;
+    try {
+      if ((await fetch(`${base}/api/v1/openapi.json`, { signal: AbortSignal.timeout(2_000) })).ok) return { child, logFile, stop };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(500);
+  }
+  await stop();
+  throw new Error(`the server did not start on ${base}:\n${readFileSync(logFile, 'utf8').slice(-4000)}`);
+}
+
+/** Resident memory of a process and its descendants, in MiB (Linux /proc). */
+function rssMiB(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* gone */
+    }
+  }
+  let kib = 0;
+  const visit = (p: number) => {
+    try {
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      /* gone */
+    }
+    for (const c of children.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return kib / 1024;
+}
+
+/**
+ * RSS once the load has stopped: V8 shrinks its heap a few seconds after allocation
+ * slows down (its memory reducer), so the figure is taken after 8 s of quiet, as the
+ * median of five samples a second apart. Both measurements are taken the same way.
+ */
+async function settledRss(pid: number): Promise<number> {
+  await sleep(8_000);
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(rssMiB(pid));
+    await sleep(1_000);
+  }
+  return samples.sort((a, b) => a - b)[2]!;
+}
+
+interface Connections {
+  total: number;
+  idle: number;
+  busy: { state: string | null; query: string }[];
+}
+
+async function appConnections(admin: DatabaseHandle, database: string): Promise<Connections> {
+  const rows = await admin.query<{ state: string | null; query: string }>(
+    `SELECT state, left(query, 120) AS query FROM pg_stat_activity
+      WHERE datname = $1 AND application_name = 'contract-data-api' AND backend_type = 'client backend'`,
+    [database],
+  );
+  return { total: rows.length, idle: rows.filter((r) => r.state === 'idle').length, busy: rows.filter((r) => r.state !== 'idle') };
+}
+
+// ------------------------------------------------------------------------------------
+// Checks of the running build: security headers and the session cookie
+
+async function checkPages(base: string, failures: string[]): Promise<Record<string, string | null>> {
+  const seen: Record<string, string | null> = {};
+  for (const page of ['/', '/sign-in', '/docs/api', '/api/v1/contracts']) {
+    const res = await fetch(`${base}${page}`, { redirect: 'manual', signal: AbortSignal.timeout(15_000) });
+    await res.arrayBuffer();
+    const expect = (name: string, test: (v: string) => boolean) => {
+      const value = res.headers.get(name);
+      if (page === '/') seen[name] = value;
+      if (value === null || !test(value)) failures.push(`${page}: header ${name} is ${JSON.stringify(value)}`);
+    };
+    expect('content-security-policy', (v) => /frame-ancestors 'none'/.test(v) && /default-src 'self'/.test(v));
+    expect('x-content-type-options', (v) => v === 'nosniff');
+    expect('x-frame-options', (v) => v === 'DENY');
+    expect('referrer-policy', (v) => v.length > 0);
+    expect('strict-transport-security', (v) => /max-age=\d+/.test(v));
+  }
+  return seen;
+}
+
+/** Signs in through next-auth's route handler as a TLS-terminating proxy would forward it. */
+async function sessionCookie(base: string, forwardedProto: string | undefined): Promise<string | null> {
+  const headers: Record<string, string> = forwardedProto ? { 'x-forwarded-proto': forwardedProto } : {};
+  const csrf = await fetch(`${base}/api/auth/csrf`, { headers, signal: AbortSignal.timeout(15_000) });
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const cookie = csrf.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const res = await fetch(`${base}/api/auth/callback/credentials`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ csrfToken, email: DEMO_USERS.alice.email, password: 'demo-password', callbackUrl: `${base}/settings` }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  await res.arrayBuffer();
+  return res.headers.getSetCookie().find((c) => /session-token=/.test(c)) ?? null;
+}
+
+// ------------------------------------------------------------------------------------
+// Clients that walk away from large exports
+
+async function abandonExports(
+  base: string,
+  key: string,
+  until: number,
+  maxCount: number,
+): Promise<{ started: number; abandoned: number; other: Map<number, number>; refused: string[] }> {
+  const refusedExports: string[] = [];
+  let started = 0;
+  let abandoned = 0;
+  const other = new Map<number, number>();
+  while (Date.now() < until && started < maxCount) {
+    started++;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 10_000);
+    try {
+      const res = await fetch(`${base}/api/v1/contracts/export`, { method: 'POST', headers: { 'x-api-key': key }, signal: controller.signal });
+      if (res.status === 200) {
+        const reader = res.body!.getReader();
+        await reader.read();
+        controller.abort(); // the client goes away after the first chunk
+        abandoned++;
+      } else {
+        other.set(res.status, (other.get(res.status) ?? 0) + 1);
+        refusedExports.push(`${res.status}: ${(await res.text()).slice(0, 160)}`);
+      }
+    } catch {
+      /* the abort itself */
+    } finally {
+      clearTimeout(timer);
+    }
+    await sleep(2_000);
+  }
+  return { started, abandoned, other, refused: refusedExports };
+}
+
+// ------------------------------------------------------------------------------------
+
+runScript(async () => {
+  const o = options();
+  const adminUrl = process.env.PG_ADMIN_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  for (const url of [adminUrl, redisUrl]) {
+    const host = new URL(url).hostname;
+    if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) throw new UsageError(`the soak runs on loopback only; ${url} is not`);
+  }
+  const redis = new IORedis(redisUrl, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch {
+    throw new UsageError(`Redis does not answer at ${redisUrl} (set REDIS_URL)`);
+  } finally {
+    redis.disconnect();
+  }
+
+  const dbName = `cda_soak_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = await openPostgres(adminUrl, { max: 1 });
+  let server: Server | undefined;
+  const failures: string[] = [];
+  try {
+    await admin.query('SELECT 1');
+    if (o.build) build(o.distDir);
+    else if (!existsSync(path.join(o.distDir, 'BUILD_ID'))) throw new UsageError(`--skip-build: no build in ${o.distDir}`);
+
+    log(`database ${dbName}: demo data, 20,000 scale contracts, ${KEY_COUNT} keys…`);
+    const { url: databaseUrl, callers, heavy } = await prepareDatabase(adminUrl, dbName);
+    const secrets = [...callers, heavy].map((c) => c.key);
+
+    server = await startServer(o, databaseUrl, redisUrl);
+    const pid = server.child.pid!;
+    const base = `http://127.0.0.1:${o.port}`;
+    log(`server up at ${base} (pid ${pid}, RSS ${rssMiB(pid).toFixed(0)} MiB)`);
+
+    const headers = await checkPages(base, failures);
+    const cookies = { http: await sessionCookie(base, undefined), forwardedHttps: await sessionCookie(base, 'https') };
+    for (const [name, cookie] of Object.entries(cookies)) {
+      if (!cookie || !/HttpOnly/i.test(cookie) || !/SameSite=Lax/i.test(cookie)) failures.push(`session cookie (${name}): ${cookie}`);
+    }
+    if (!/;\s*Secure/i.test(cookies.forwardedHttps ?? '')) failures.push(`session cookie over HTTPS (X-Forwarded-Proto) is not Secure: ${cookies.forwardedHttps}`);
+
+    // HEAD is answered by Next.js with the GET handler: same status, no body.
+    for (const [key, expected] of [[callers[2]!.key, 200], ['cdapi_wrong', 401]] as const) {
+      const head = await fetch(`${base}/api/v1/contracts?limit=1`, { method: 'HEAD', headers: { 'x-api-key': key }, signal: AbortSignal.timeout(10_000) });
+      if (head.status !== expected) failures.push(`HEAD /api/v1/contracts with ${expected === 200 ? 'a valid' : 'a bad'} key: ${head.status}, expected ${expected}`);
+    }
+
+    const good = goodMix(callers);
+    const bad = badMix();
+    const badConnections = Math.max(1, Math.round(o.connections / 16));
+    const goodConnections = Math.max(1, o.connections - badConnections);
+    const load = (duration: number) =>
+      Promise.all([
+        autocannon({ url: base, connections: goodConnections, duration, timeout: 10, requests: good }),
+        autocannon({ url: base, connections: badConnections, duration, timeout: 10, requests: bad }),
+      ]);
+
+    log(`warm-up: ${o.warmup} s at ${o.connections} connections…`);
+    const [warm, warmBad] = await load(o.warmup);
+    const rssAfterWarmup = await settledRss(pid);
+    const connectionsAfterWarmup = await appConnections(admin, dbName);
+    log(`warm-up: ${Math.round(warm.requests.average + warmBad.requests.average)} req/s, RSS ${rssAfterWarmup.toFixed(0)} MiB, ${connectionsAfterWarmup.total} connections (${connectionsAfterWarmup.idle} idle)`);
+
+    log(`soak: ${o.duration} s at ${o.connections} connections, with checking clients and abandoned exports alongside…`);
+    const rssTrace: number[] = [];
+    const loadTrace: number[] = [];
+    const sampler = setInterval(() => {
+      rssTrace.push(rssMiB(pid));
+      loadTrace.push(os.loadavg()[0]!);
+    }, 10_000);
+    const until = Date.now() + o.duration * 1000;
+    const [[soak, soakBad], checked, aborts] = await Promise.all([
+      load(o.duration),
+      checkWhileLoaded(base, callers, until, 2),
+      abandonExports(base, heavy.key, until, Math.ceil(o.duration / 2)),
+    ]);
+    clearInterval(sampler);
+    const rssAfterSoak = await settledRss(pid);
+
+    let connections = await appConnections(admin, dbName);
+    for (let i = 0; i < 30 && connections.busy.length > 0; i++) {
+      await sleep(500);
+      connections = await appConnections(admin, dbName);
+    }
+    // The heavy caller's key only exported: its general bucket is untouched.
+    const normal = await fetch(`${base}/api/v1/contracts?limit=1`, { headers: { 'x-api-key': heavy.key }, signal: AbortSignal.timeout(5_000) });
+
+    // Verdict -----------------------------------------------------------------------
+    const unexpected = (r: AutocannonResult, allowed: number[]) =>
+      Object.entries(statusCounts(r)).filter(([status]) => !allowed.includes(Number(status))).map(([status, n]) => `${status} x${n}`);
+    for (const [phase, goodResult, badResult] of [['warm-up', warm, warmBad], ['soak', soak, soakBad]] as const) {
+      const wrongGood = unexpected(goodResult, [200, 429]);
+      if (wrongGood.length > 0) failures.push(`${phase}: valid keys answered ${wrongGood.join(', ')}`);
+      const wrongBad = unexpected(badResult, [401, 429]);
+      if (wrongBad.length > 0) failures.push(`${phase}: bad keys answered ${wrongBad.join(', ')}`);
+      for (const r of [goodResult, badResult]) if (r.errors > 0 || r.timeouts > 0) failures.push(`${phase}: ${r.errors} errors, ${r.timeouts} timeouts`);
+    }
+    if (checked.refused.length > 0) failures.push(`valid keys refused ${checked.refused.length} times, e.g. ${checked.refused.slice(0, 3).join(' | ')}`);
+    if (checked.foreign.length > 0) failures.push(`TENANT ISOLATION: ${checked.foreign.length} foreign contracts, e.g. ${checked.foreign.slice(0, 3).join('; ')}`);
+    if (checked.requests === 0) failures.push('the checking clients got no answer');
+    const rssChange = (rssAfterSoak - rssAfterWarmup) / rssAfterWarmup;
+    if (rssChange > RSS_TOLERANCE) failures.push(`RSS grew ${(rssChange * 100).toFixed(1)} % (${rssAfterWarmup.toFixed(0)} -> ${rssAfterSoak.toFixed(0)} MiB)`);
+    if (connections.busy.length > 0) failures.push(`connections still busy after the soak: ${JSON.stringify(connections.busy)}`);
+    if (connections.total > POOL_MAX) failures.push(`${connections.total} connections, more than the pool's ${POOL_MAX}`);
+    if (normal.status !== 200) failures.push(`a request after the soak answered ${normal.status}`);
+    await normal.arrayBuffer();
+    if (aborts.abandoned === 0) failures.push('no export was abandoned');
+    if (aborts.refused.length > 0) failures.push(`exports to abandon were refused ${aborts.refused.length} times, e.g. ${aborts.refused.slice(0, 2).join(' | ')}`);
+
+    await server.stop();
+    const output = readFileSync(server.logFile, 'utf8');
+    for (const key of secrets) if (output.includes(key) || output.includes(key.slice(6, 30))) failures.push('an API key appears in the server output');
+    const errorLines = output.split('\n').filter((l) => /unexpected error|failed mid-stream|Error:/.test(l));
+
+    const figures = {
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
+      // 1-minute load average during the soak: above the core count, something else competed for the CPU.
+      loadAverage: { max: Number(Math.max(0, ...loadTrace).toFixed(1)), mean: Number((loadTrace.reduce((a, b) => a + b, 0) / Math.max(1, loadTrace.length)).toFixed(1)) },
+      connections: o.connections,
+      warmupSeconds: o.warmup,
+      durationSeconds: o.duration,
+      keys: callers.length,
+      soak: {
+        requests: soak.requests.total + soakBad.requests.total,
+        requestsPerSecond: Math.round(soak.requests.average + soakBad.requests.average),
+        latencyMsValidKeys: { p50: soak.latency.p50, p90: soak.latency.p90, p99: soak.latency.p99, max: soak.latency.max },
+        errors: soak.errors + soakBad.errors,
+        timeouts: soak.timeouts + soakBad.timeouts,
+        statusesValidKeys: statusCounts(soak),
+        statusesBadKeys: statusCounts(soakBad),
+      },
+      warmup: {
+        requests: warm.requests.total + warmBad.requests.total,
+        requestsPerSecond: Math.round(warm.requests.average + warmBad.requests.average),
+        statusesValidKeys: statusCounts(warm),
+        statusesBadKeys: statusCounts(warmBad),
+      },
+      checkedWhileLoaded: { requests: checked.requests, statuses: checked.statuses, validKeyRefused: checked.refused.length, foreignContracts: checked.foreign.length },
+      abandonedExports: { started: aborts.started, abandoned: aborts.abandoned, refused: Object.fromEntries(aborts.other) },
+      rssMiB: {
+        afterWarmup: Math.round(rssAfterWarmup),
+        afterSoak: Math.round(rssAfterSoak),
+        changePercent: Number((rssChange * 100).toFixed(1)),
+        duringSoakMax: Math.round(Math.max(0, ...rssTrace)),
+        duringSoakEvery10s: rssTrace.map((v) => Math.round(v)),
+      },
+      postgresConnections: {
+        afterWarmup: connectionsAfterWarmup.total,
+        afterSoak: connections.total,
+        busyAfterSoak: connections.busy.length,
+        poolMax: POOL_MAX,
+      },
+      securityHeaders: headers,
+      sessionCookie: {
+        overHttp: cookies.http?.replace(/=[^;]+/, '=…'),
+        behindHttpsProxy: cookies.forwardedHttps?.replace(/=[^;]+/, '=…'),
+      },
+      serverErrorLines: errorLines.length,
+      failures,
+    };
+    console.log(JSON.stringify(figures, null, 2));
+    if (o.json) writeFileSync(o.json, `${JSON.stringify(figures, null, 2)}\n`);
+  } finally {
+    await server?.stop();
+    if (!o.keepDb) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+    await admin.close();
+  }
+  if (failures.length > 0) {
+    for (const f of failures) console.error(`[soak] FAIL: ${f}`);
+    process.exitCode = 1;
+  } else {
+    log('PASS');
+  }
+});

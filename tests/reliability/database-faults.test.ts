@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openPostgres, setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import { DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
+import { clearVerifiedKeyCache } from '@/server/api-keys/verify';
+import { createApiKey } from '@/server/api-keys/service';
+import { errorEnvelope } from '@/server/contracts/schemas';
+import { apiRequest, send, type Answer, type ErrorJson } from './support/api';
+import { createPrivatePostgres, NEEDS_POSTGRES, viaPort, type PrivatePostgres } from './support/postgres';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
+
+/**
+ * The database goes away, hangs or is too slow: every request answers 503
+ * service_unavailable JSON with Retry-After within a few seconds, never hangs, and the
+ * first request after the database is back succeeds, in the same process.
+ *
+ * The app's pool (openPostgres, as in production, with a 500 ms statement timeout) talks
+ * to a private database through a TCP proxy the test cuts and restores.
+ */
+
+process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
+process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
+
+const STATEMENT_TIMEOUT_MS = 500;
+/** postgres.js connect_timeout in db/client.ts. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** "At once": a refused connection or a cancelled statement, plus scheduling on a busy CI machine. */
+const PROMPT_MS = 2_000;
+/** "Within a few seconds" while many requests queue for a pool that cannot connect. */
+const FEW_SECONDS_MS = 3_000;
+
+describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`, () => {
+  let db: PrivatePostgres;
+  let proxy: TcpProxy;
+  let app: DatabaseHandle;
+  let key: string;
+  const logged: string[] = [];
+  const contractId = demoContractRows().find((c) => c.ownerId === DEMO_USERS.bob.id && !c.organizationId)!.id!;
+
+  beforeAll(async () => {
+    db = await createPrivatePostgres('faults');
+    await seedDemo(db.handle.db);
+    key = (await createApiKey(db.handle.db, DEMO_USERS.bob.id, { name: 'faults', expiresInDays: 7 })).key;
+    const target = new URL(db.url);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    app = await openPostgres(viaPort(db.url, proxy.port), { max: 4, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+    setProcessDatabase(app);
+    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+  });
+  afterAll(async () => {
+    // Requests left behind by a deadline end when the pool closes, and log as they go.
+    await app?.close().catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    vi.restoreAllMocks();
+    await proxy?.close();
+    await db?.drop();
+    // Each failure was logged as one line naming the cause, never as a request's details.
+    expect(logged.length).toBeGreaterThan(0);
+    for (const line of logged) expect(line).toMatch(/^\[req_[0-9a-f]{32}\] database unavailable: [A-Z0-9_]+$/);
+  });
+
+  // The three operations; the key cache is emptied first, so the key lookup meets the fault too.
+  const operations: [string, () => Promise<Answer>][] = [
+    ['list', () => send(apiRequest('GET', '/contracts?limit=5', { key }))],
+    ['get', () => send(apiRequest('GET', `/contracts/${contractId}`, { key }))],
+    ['export', () => send(apiRequest('POST', '/contracts/export', { key, body: '{"status":"completed"}' }))],
+  ];
+  async function everyOperation(): Promise<Answer[]> {
+    clearVerifiedKeyCache();
+    return Promise.all(operations.map(([, run]) => run()));
+  }
+
+  function expectServiceUnavailable(answers: Answer[], withinMs: number) {
+    for (const [i, answer] of answers.entries()) {
+      const name = operations[i]![0];
+      expect(answer.status, `${name}: ${answer.text}`).toBe(503);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(errorEnvelope.safeParse(answer.json).success).toBe(true);
+      expect((answer.json as ErrorJson).error.code).toBe('service_unavailable');
+      const retryAfter = Number(answer.headers.get('retry-after'));
+      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`).toBe(true);
+      expect(answer.ms, `${name} answered after ${Math.round(answer.ms)} ms`).toBeLessThan(withinMs);
+      // Nothing of the driver's error reaches the client.
+      expect(answer.text).not.toMatch(/ECONN|CONNECT_TIMEOUT|CONNECTION_|57014|statement timeout|postgres|127\.0\.0\.1/i);
+    }
+  }
+
+  function expectServed(answers: Answer[]) {
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status, `${operations[i]![0]}: ${answer.text}`).toBe(200);
+      expect(answer.ms).toBeLessThan(PROMPT_MS);
+    }
+  }
+
+  it('database refusing connections: 503 at once, then served again as soon as it is back', async () => {
+    expectServed(await everyOperation());
+    await proxy.cut();
+    expectServiceUnavailable(await everyOperation(), PROMPT_MS);
+    await proxy.restore();
+    expectServed(await everyOperation());
+  });
+
+  it('a statement slower than statement_timeout: 503 after about the timeout, served once it is fast again', async () => {
+    // Another session holds an exclusive lock on contracts: every contracts query waits.
+    const locker = await openPostgres(db.url, { max: 1 });
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE contracts IN ACCESS EXCLUSIVE MODE');
+      const answers = await everyOperation();
+      expectServiceUnavailable(answers, STATEMENT_TIMEOUT_MS + PROMPT_MS);
+      for (const answer of answers) expect(answer.ms).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 50);
+      await locker.query('COMMIT');
+      expectServed(await everyOperation());
+    } finally {
+      await locker.close();
+    }
+  });
+
+  it('a host that accepts TCP but never answers: 503 after connect_timeout, not a hang', async () => {
+    await proxy.blackhole();
+    expectServiceUnavailable(await everyOperation(), CONNECT_TIMEOUT_MS + PROMPT_MS);
+    await proxy.restore();
+    expectServed(await everyOperation());
+  }, 20_000);
+
+  /**
+   * KNOWN GAP (see docs/reliability.md): when the database stops answering on a connection
+   * that is already open (a frozen host, a network partition), statement_timeout cannot
+   * help (it runs in the server) and postgres.js has no client-side deadline, so the
+   * request waits until TCP gives up, minutes later. The fix is a deadline per request in
+   * the REST handlers (503 after statement timeout + connect timeout). `it.fails` until then.
+   */
+  it.fails('a database that goes silent on an open connection: 503 within a few seconds, not a hang', async () => {
+    expectServed(await everyOperation()); // connections open
+    proxy.freeze();
+    try {
+      expectServiceUnavailable(await withDeadline(everyOperation(), CONNECT_TIMEOUT_MS + PROMPT_MS), CONNECT_TIMEOUT_MS + PROMPT_MS);
+    } finally {
+      await proxy.restore(); // the stuck statements complete and free their connections
+    }
+  }, 20_000);
+
+  /**
+   * KNOWN BUG (see docs/reliability.md): postgres.js waits before reconnecting, with a
+   * backoff that grows with every failed attempt of the pool (3^n / 100 s, up to 20 s).
+   * After a dozen failures in an outage, a request waits 10 to 20 s before it even tries,
+   * and so may the first request after the database is back. db/client.ts must bound it
+   * (`backoff` option of postgres(), for example at most 0.5 s: queued requests wait one
+   * backoff each, 12 concurrent requests on 4 connections wait about 3). Until then this test is
+   * expected to fail: `it.fails` passes while the bug exists and fails once it is fixed,
+   * when it must become a plain `it`.
+   */
+  it.fails('a sustained outage: every request still answers within a few seconds, and recovery is immediate', async () => {
+    await proxy.cut();
+    try {
+      for (let round = 0; round < 4; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () => withDeadline(everyOperation(), FEW_SECONDS_MS + 1_000)),
+        );
+        for (const batch of answers) expectServiceUnavailable(batch, FEW_SECONDS_MS);
+      }
+    } finally {
+      await proxy.restore();
+    }
+    expectServed(await withDeadline(everyOperation(), CONNECT_TIMEOUT_MS));
+  }, 30_000);
+});
+
+/** The promise's value, or a rejection once `ms` have passed (the request keeps running). */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,85 @@
+import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import { contracts, memberships } from '@/db/schema';
+import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { generateApiKey } from '@/server/api-keys/format';
+import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
+import { createTestDatabase } from '../../helpers/db';
+
+export type DemoUser = keyof typeof DEMO_USERS;
+
+export interface ModelContract {
+  id: string;
+  ownerId: string;
+  organizationId: string | null;
+  status: string;
+  createdAt: Date;
+}
+
+/**
+ * The demo data on a private database, as the app's process database, with a key per
+ * demo user and one of every kind of bad key, plus a model of who may see what, read
+ * back from the database (so the tests compare the API with the data, not with
+ * themselves).
+ */
+export interface DemoWorld {
+  handle: DatabaseHandle;
+  keys: Record<DemoUser, string>;
+  badKeys: Record<'revoked' | 'expired' | 'unknown' | 'badChecksum' | 'garbage' | 'truncated', string>;
+  contracts: ModelContract[];
+  userIdOf(user: DemoUser): string;
+  organizationsOf(userId: string): string[];
+  canSee(userId: string, contract: ModelContract): boolean;
+  /** The contracts a user sees with these filters, in list order. */
+  visible(userId: string, filters?: { status?: string; organizationId?: string }): ModelContract[];
+}
+
+export async function createDemoWorld(): Promise<DemoWorld> {
+  const handle = await createTestDatabase();
+  setProcessDatabase(handle);
+  await seedDemo(handle.db);
+  const keys = {} as Record<DemoUser, string>;
+  for (const user of Object.keys(DEMO_USERS) as DemoUser[]) {
+    keys[user] = (await createApiKey(handle.db, DEMO_USERS[user].id, { name: `world ${user}`, expiresInDays: 7 })).key;
+  }
+  const revoked = await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'revoked', expiresInDays: 7 });
+  await revokeApiKey(handle.db, DEMO_USERS.alice.id, revoked.apiKey.id);
+  const expired = await createApiKey(handle.db, DEMO_USERS.bob.id, { name: 'expired', expiresInDays: 7 }, new Date(Date.now() - 8 * 86_400_000));
+  const valid = keys.carol;
+  const badKeys = {
+    revoked: revoked.key,
+    expired: expired.key,
+    unknown: generateApiKey(),
+    badChecksum: `${valid.slice(0, -1)}${valid.endsWith('A') ? 'B' : 'A'}`,
+    garbage: 'not-a-key',
+    truncated: valid.slice(0, -6),
+  };
+
+  const rows = await handle.db
+    .select({ id: contracts.id, ownerId: contracts.ownerId, organizationId: contracts.organizationId, status: contracts.status, createdAt: contracts.createdAt })
+    .from(contracts);
+  const members = await handle.db.select().from(memberships);
+  const organizationsOf = (userId: string) => members.filter((m) => m.userId === userId).map((m) => m.organizationId);
+  const canSee = (userId: string, c: ModelContract) =>
+    c.organizationId === null ? c.ownerId === userId : organizationsOf(userId).includes(c.organizationId);
+
+  return {
+    handle,
+    keys,
+    badKeys,
+    contracts: rows,
+    userIdOf: (user) => DEMO_USERS[user].id,
+    organizationsOf,
+    canSee,
+    visible: (userId, filters = {}) =>
+      rows
+        .filter((c) => canSee(userId, c))
+        .filter((c) => filters.status === undefined || c.status === filters.status)
+        .filter((c) => filters.organizationId === undefined || c.organizationId === filters.organizationId)
+        .sort(listOrder),
+  };
+}
+
+/** The API's list order: created_at descending, then id descending. */
+export function listOrder(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
+  return b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
