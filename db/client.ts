@@ -45,11 +45,21 @@ export async function openPostgres(
   };
 }
 
+/** The extensions the migrations create (pg_trgm, for substring search), for PGlite to load. */
+export async function pgliteExtensions() {
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  return { pg_trgm };
+}
+
 /** An embedded PGlite database in `dir` (or in memory without one), migrated. */
 export async function openPglite(dir?: string, options: { loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
-  const client = await PGlite.create({ dataDir: dir, loadDataDir: options.loadDataDir });
+  const client = await PGlite.create({
+    dataDir: dir,
+    loadDataDir: options.loadDataDir,
+    extensions: await pgliteExtensions(),
+  });
   const db = drizzle({ client, schema }) as unknown as Database;
   await migrateDatabase(db, 'pglite');
   return {

@@ -30,6 +30,22 @@ export const users = pgTable('users', {
   ...timestamps,
 });
 
+// Accounts at an OAuth provider, linked to a user when that user first signs in with
+// them. Sign-in looks the provider's account id up here, never the e-mail address: an
+// address at GitHub proves nothing about who owns the account with that address here.
+export const oauthAccounts = pgTable(
+  'oauth_accounts',
+  {
+    provider: varchar('provider', { length: 32 }).notNull(),
+    providerAccountId: varchar('provider_account_id', { length: 255 }).notNull(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.providerAccountId] }), index('oauth_accounts_user_idx').on(t.userId)],
+);
+
 export const organizations = pgTable('organizations', {
   id: uuid('id').primaryKey().defaultRandom(),
   name: varchar('name', { length: 200 }).notNull(),
@@ -108,6 +124,36 @@ export const contracts = pgTable(
     // 500 of the list indexes, and a status filter narrows the scan.
     index('contracts_personal_status_idx').on(t.ownerId, t.status).where(sql`${t.organizationId} IS NULL`),
     index('contracts_organization_status_idx').on(t.organizationId, t.status),
+    // Incremental sync (updated_since, sort=updated_at) walks these in either direction.
+    index('contracts_personal_updated_idx')
+      .on(t.ownerId, t.updatedAt, t.id)
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_updated_idx').on(t.organizationId, t.updatedAt, t.id),
+    // Renewal questions ("what expires in the next 90 days, soonest first") read the dates
+    // the API shows, which exist only for completed contracts: the indexes hold exactly
+    // that expression (db/queries/contract-expressions.ts builds the same one), ascending
+    // with nulls last, the order of sort=expiration_date and sort=renewal_date.
+    index('contracts_personal_expiration_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN expiration_date END)`, t.id)
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_expiration_idx').on(
+      t.organizationId,
+      sql`(CASE WHEN status = 'completed' THEN expiration_date END)`,
+      t.id,
+    ),
+    index('contracts_personal_renewal_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN renewal_date END)`, t.id)
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_renewal_idx').on(
+      t.organizationId,
+      sql`(CASE WHEN status = 'completed' THEN renewal_date END)`,
+      t.id,
+    ),
+    // q: substring search in the title and, once extracted, the parties (pg_trgm).
+    index('contracts_search_idx').using(
+      'gin',
+      sql`(title || E'\\n' || CASE WHEN status = 'completed' THEN coalesce(provider, '') || E'\\n' || coalesce(client, '') ELSE '' END) gin_trgm_ops`,
+    ),
   ],
 );
 
@@ -131,7 +177,28 @@ export const apiKeys = pgTable(
   (t) => [index('api_keys_user_idx').on(t.userId, t.createdAt.desc())],
 );
 
+// Calendar feeds: calendar apps cannot send headers, so a feed is read with a token in
+// its URL. The token is not an API key (it reads only dates, and only as a feed); like a
+// key it is shown once and stored as its SHA-256 hash.
+export const calendarFeeds = pgTable(
+  'calendar_feeds',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: varchar('name', { length: 64 }).notNull(),
+    tokenHash: char('token_hash', { length: 64 }).notNull().unique(),
+    hint: varchar('hint', { length: 32 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+  },
+  (t) => [index('calendar_feeds_user_idx').on(t.userId, t.createdAt.desc())],
+);
+
 export type User = typeof users.$inferSelect;
 export type Contract = typeof contracts.$inferSelect;
 export type NewContract = typeof contracts.$inferInsert;
 export type ApiKey = typeof apiKeys.$inferSelect;
+export type CalendarFeed = typeof calendarFeeds.$inferSelect;

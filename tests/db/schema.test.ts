@@ -14,7 +14,7 @@ describe(`migrations on ${describeDriver()}`, () => {
     const tables = await handle.query<{ table_name: string }>(
       `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'contracts', 'memberships', 'organizations', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'calendar_feeds', 'contracts', 'memberships', 'oauth_accounts', 'organizations', 'users']);
     await migrateDatabase(handle.db, handle.driver);
     const applied = await handle.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
     expect(applied[0]!.n).toBeGreaterThan(0);

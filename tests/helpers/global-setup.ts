@@ -23,8 +23,8 @@ export default async function setup(project: TestProject) {
   if (!process.env.DATABASE_URL) {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');
-    const { migrateDatabase } = await import('../../db/client');
-    const client = await PGlite.create();
+    const { migrateDatabase, pgliteExtensions } = await import('../../db/client');
+    const client = await PGlite.create({ extensions: await pgliteExtensions() });
     await migrateDatabase(drizzle({ client }) as never, 'pglite');
     const dump = await client.dumpDataDir('gzip');
     writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
