@@ -1,9 +1,9 @@
 'use client';
 
 import { createTRPCClient, httpLink } from '@trpc/client';
-import type { AppRouter } from '@/server/trpc/root';
+import type { InternalRouter } from '@/server/trpc/root';
 
 /** The browser's client of the app's own tRPC endpoint (session cookie, same origin). */
-export const trpc = createTRPCClient<AppRouter>({
+export const trpc = createTRPCClient<InternalRouter>({
   links: [httpLink({ url: '/api/trpc', methodOverride: undefined })],
 });

@@ -5,9 +5,8 @@ import { contractsInPages } from '@/server/contracts/service';
 import { AppError } from '@/server/errors';
 import { createInnerContext } from '@/server/trpc/init';
 import { authenticateApiRequest } from './authenticate';
-import { API_PREFIX, baseApiHeaders } from './openapi-handler';
+import { baseApiHeaders } from './openapi-handler';
 import { clientIpOf, describeForLog, errorResponse, newRequestId, toAppError } from './responses';
-import { EXPORT_PATH } from './routes';
 
 const MAX_BODY_BYTES = 16 * 1024;
 const PAGE_SIZE = 1000;
@@ -136,5 +135,3 @@ async function readLimited(req: Request, limit: number): Promise<string> {
   }
   return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
 }
-
-export const EXPORT_URL_PATH = `${API_PREFIX}${EXPORT_PATH}`;

@@ -1,8 +1,7 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { errorEnvelope, EXPORT_COLUMNS, exportContractsBody } from '@/server/contracts/schemas';
-import { appRouter } from '@/server/trpc/root';
-import { API_PREFIX } from './openapi-handler';
-import { EXPORT_PATH } from './routes';
+import { restRouter } from '@/server/trpc/root';
+import { API_PREFIX, EXPORT_PATH } from './paths';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests
@@ -64,7 +63,7 @@ function errorResponses(statuses: number[]): Json {
 }
 
 export function buildOpenApiDocument(baseUrl: string): Json {
-  const doc = generateOpenApiDocument(appRouter, {
+  const doc = generateOpenApiDocument(restRouter, {
     title: 'Contract Data API',
     version: '1.0.0',
     description:

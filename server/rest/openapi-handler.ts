@@ -2,12 +2,11 @@ import { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { getDb, type Database } from '@/db/client';
 import { AppError, type ErrorDetail } from '@/server/errors';
-import { appRouter } from '@/server/trpc/root';
+import { restRouter } from '@/server/trpc/root';
 import { createInnerContext } from '@/server/trpc/init';
 import { clientIpOf, errorResponse, newRequestId, toAppError } from './responses';
+import { API_PREFIX } from './paths';
 import { allowedMethods } from './routes';
-
-export const API_PREFIX = '/api/v1';
 
 /** Headers on every REST response, success or error. */
 export function baseApiHeaders(requestId: string): Headers {
@@ -83,7 +82,7 @@ let nodeHandler: NodeHandler | undefined;
  */
 function openApiHandler(): NodeHandler {
   nodeHandler ??= createOpenApiNodeHttpHandler({
-    router: appRouter,
+    router: restRouter,
     createContext: ({ req }: { req: unknown }) => {
       const state = stateOf(req);
       return createInnerContext({

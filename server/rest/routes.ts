@@ -1,34 +1,26 @@
-import { appRouter } from '@/server/trpc/root';
+import { buildOpenApiDocument } from './openapi-document';
 
 /**
- * The REST API's route table, read from the procedures' OpenAPI metadata (plus the export
- * route, which is a plain route handler), so that 404 and 405 answers cannot drift from
- * what is served.
+ * The REST API's route table, read from the served OpenAPI document (the procedures'
+ * metadata plus the operations added by hand, such as the export), so that 404 and 405
+ * answers cannot drift from what is documented and served.
  */
-export const EXPORT_PATH = '/contracts/export';
-
 interface Route {
   pattern: RegExp;
+  /** Whether the path has no parameter: a static path wins over a pattern, as in the App Router. */
+  isStatic: boolean;
   methods: string[];
 }
 
 function buildRoutes(): Route[] {
-  const byPath = new Map<string, Set<string>>([[EXPORT_PATH, new Set(['POST'])]]);
-  // _def.procedures is a flat record of every procedure by its dotted path.
-  const procedures = appRouter._def.procedures as unknown as Record<
-    string,
-    { _def: { meta?: { openapi?: { method: string; path: string } } } }
-  >;
-  for (const procedure of Object.values(procedures)) {
-    const openapi = procedure._def.meta?.openapi;
-    if (!openapi) continue;
-    const methods = byPath.get(openapi.path) ?? new Set<string>();
-    methods.add(openapi.method);
-    byPath.set(openapi.path, methods);
-  }
-  return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-    methods: [...methods].sort(),
+  const paths = buildOpenApiDocument('').paths as Record<string, Record<string, unknown>>;
+  return Object.entries(paths).map(([path, item]) => ({
+    // Literal characters (the "." of ".ics") escaped; each {parameter} is one segment.
+    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+    isStatic: !path.includes('{'),
+    methods: Object.keys(item)
+      .map((m) => m.toUpperCase())
+      .sort(),
   }));
 }
 
@@ -37,8 +29,7 @@ let routes: Route[] | undefined;
 /** The methods served at a path below /api/v1 (empty when the path is unknown). */
 export function allowedMethods(pathBelowV1: string): string[] {
   routes ??= buildRoutes();
-  // A static path (the export) wins over a pattern, as in the App Router.
-  const exact = routes.find((r) => r.pattern.test(pathBelowV1) && !r.pattern.source.includes('[^/]+'));
-  const route = exact ?? routes.find((r) => r.pattern.test(pathBelowV1));
+  const matching = routes.filter((r) => r.pattern.test(pathBelowV1));
+  const route = matching.find((r) => r.isStatic) ?? matching[0];
   return route ? [...route.methods, ...(route.methods.includes('GET') ? ['HEAD'] : [])] : [];
 }

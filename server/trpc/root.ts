@@ -2,10 +2,18 @@ import { router } from './init';
 import { apiKeysRouter } from './routers/api-keys';
 import { contractsRouter } from './routers/contracts';
 
-/** Every procedure of the app: public REST operations and the app's own. */
-export const appRouter = router({
+/**
+ * Two routers, served by two endpoints that never share a procedure:
+ * - the public REST API (/api/v1, X-API-Key, in the OpenAPI document);
+ * - the app's own endpoint (/api/trpc, session cookie), which serves nothing else, so a
+ *   public operation cannot be reached there around its API key and rate limit.
+ */
+export const restRouter = router({
   contracts: contractsRouter,
+});
+
+export const internalRouter = router({
   apiKeys: apiKeysRouter,
 });
 
-export type AppRouter = typeof appRouter;
+export type InternalRouter = typeof internalRouter;

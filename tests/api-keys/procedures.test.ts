@@ -7,7 +7,7 @@ import { MAX_ACTIVE_KEYS } from '@/server/api-keys/constants';
 import { createApiKey } from '@/server/api-keys/service';
 import { clearVerifiedKeyCache, verifyApiKey } from '@/server/api-keys/verify';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
-import { appRouter } from '@/server/trpc/root';
+import { internalRouter } from '@/server/trpc/root';
 import { createTestDatabase } from '../helpers/db';
 
 let handle: DatabaseHandle;
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 afterEach(() => clearVerifiedKeyCache());
 
-const createCaller = createCallerFactory(appRouter);
+const createCaller = createCallerFactory(internalRouter);
 function callerFor(user: keyof typeof DEMO_USERS | undefined) {
   const sessionUser = user ? { id: DEMO_USERS[user].id, email: DEMO_USERS[user].email, name: null } : undefined;
   return createCaller(createInnerContext({ db: handle.db, sessionUser }));

@@ -5,6 +5,7 @@ import { contracts, users } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
 import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
 import { EXPORT_COLUMNS } from '@/server/contracts/schemas';
+import { handleOpenApiDocumentRequest } from '@/server/rest/document-handler';
 import { handleExportRequest } from '@/server/rest/export-handler';
 import { handleRestRequest } from '@/server/rest/openapi-handler';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
@@ -285,6 +286,26 @@ describe('unknown paths and methods', () => {
     expect(res.status).toBe(status);
     expect((res.json as ErrorBody).error.code).toBe(status === 404 ? 'not_found' : 'method_not_allowed');
     if (status === 405) expect(res.headers.get('allow')).toBe(path === '/contracts/export' ? 'POST' : 'GET, HEAD');
+  });
+});
+
+describe('GET /api/v1/openapi.json', () => {
+  it('serves the document to anyone, with a request id', async () => {
+    const res = await handleOpenApiDocumentRequest(new Request(`${BASE}/api/v1/openapi.json`));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/contracts/export');
+  });
+
+  it.each(['POST', 'PUT', 'DELETE'])('%s -> the API\'s JSON 405', async (method) => {
+    const res = await handleOpenApiDocumentRequest(new Request(`${BASE}/api/v1/openapi.json`, { method }));
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    const body = (await res.json()) as ErrorBody & { request_id: string };
+    expect(body.error.code).toBe('method_not_allowed');
+    expect(body.request_id).toBe(res.headers.get('x-request-id'));
   });
 });
 

@@ -157,6 +157,27 @@ describe('the internal tRPC endpoint refuses cross-site mutations', () => {
   });
 });
 
+describe('the internal tRPC endpoint serves only the app\'s own procedures', () => {
+  beforeAll(() => {
+    session.user = { id: DEMO_USERS.alice.id, email: DEMO_USERS.alice.email, name: DEMO_USERS.alice.name };
+  });
+  afterAll(() => {
+    session.user = undefined;
+  });
+
+  it.each(['contracts.list', 'contracts.get'])('%s is not reachable with a session instead of an API key', async (procedure) => {
+    const input = encodeURIComponent(JSON.stringify({ id: DEMO_USERS.alice.id }));
+    const res = await handleAppTrpcRequest(new Request(`http://localhost:3000/api/trpc/${procedure}?input=${input}`));
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain('"contracts"');
+  });
+
+  it('still serves the key management the settings page uses', async () => {
+    const res = await handleAppTrpcRequest(new Request('http://localhost:3000/api/trpc/apiKeys.list'));
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('the session cookie (next-auth, signed in with a password)', () => {
   const scenarios: Scenario[] = [
     { base: 'https://contracts.example.com' },

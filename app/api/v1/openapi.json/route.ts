@@ -1,10 +1,12 @@
-import { openApiDocument } from '@/server/rest/openapi-document';
-import { publicOrigin } from '@/server/rest/public-origin';
+import { handleOpenApiDocumentRequest } from '@/server/rest/document-handler';
 
 export const dynamic = 'force-dynamic';
 
-export function GET(req: Request) {
-  return Response.json(openApiDocument(publicOrigin(req.headers)), {
-    headers: { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' },
-  });
-}
+// Every method is routed to the handler so that anything but GET gets the API's JSON 405.
+export const GET = handleOpenApiDocumentRequest;
+export const HEAD = handleOpenApiDocumentRequest;
+export const POST = handleOpenApiDocumentRequest;
+export const PUT = handleOpenApiDocumentRequest;
+export const PATCH = handleOpenApiDocumentRequest;
+export const DELETE = handleOpenApiDocumentRequest;
+export const OPTIONS = handleOpenApiDocumentRequest;
