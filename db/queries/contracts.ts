@@ -1,6 +1,16 @@
-import { and, desc, eq, fillPlaceholders, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, fillPlaceholders, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type PreparableQuery, type Statement } from '../client';
 import { contracts, memberships, type Contract, type ContractStatus } from '../schema';
+import {
+  containsPattern,
+  DEFAULT_ORDER,
+  orderTerms,
+  searchText,
+  SORT_KEYS,
+  visibleExpirationDate,
+  visibleRenewalDate,
+  type Sort,
+} from './contract-expressions';
 
 /** Who is asking: a user, and the organisations that user belongs to right now. */
 export interface AccessScope {
@@ -12,11 +22,22 @@ export interface ContractFilters {
   status?: ContractStatus;
   /** Must be one of the scope's organisations; the service checks that first. */
   organizationId?: string;
+  /** Inclusive bounds (YYYY-MM-DD) on the expiration date the API shows. */
+  expirationFrom?: string;
+  expirationTo?: string;
+  /** Inclusive bounds (YYYY-MM-DD) on the renewal date the API shows. */
+  renewalFrom?: string;
+  renewalTo?: string;
+  autoRenewal?: boolean;
+  /** Text searched in the title and the parties, case-insensitively. */
+  search?: string;
+  /** Updated at or after this instant. */
+  updatedSince?: Date;
 }
 
-/** Position after which the next page starts, in list order (created_at desc, id desc). */
+/** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
 export interface Cursor {
-  createdAt: Date;
+  key: string | null;
   id: string;
 }
 
@@ -74,7 +95,6 @@ export async function organizationIdsOf(db: Database, userId: string): Promise<s
 interface AccessShape {
   personal: boolean;
   organizationIds: readonly string[];
-  status: ContractStatus | undefined;
 }
 
 function accessShape(scope: AccessScope, filters: ContractFilters): AccessShape | undefined {
@@ -84,80 +104,153 @@ function accessShape(scope: AccessScope, filters: ContractFilters): AccessShape 
       ? scope.organizationIds
       : scope.organizationIds.filter((id) => id === filters.organizationId);
   if (!personal && organizationIds.length === 0) return undefined;
-  return { personal, organizationIds, status: filters.status };
+  return { personal, organizationIds };
 }
 
-const shapeName = (shape: AccessShape) =>
-  `${shape.personal ? 'p' : ''}o${shape.organizationIds.length}${shape.status ? 's' : ''}`;
-
-function accessValues(scope: AccessScope, shape: AccessShape): Record<string, unknown> {
-  const values: Record<string, unknown> = { userId: scope.userId };
-  shape.organizationIds.forEach((id, i) => (values[`org${i}`] = id));
-  if (shape.status) values.status = shape.status;
-  return values;
+/**
+ * The filters other than the organisation, each a clause with placeholders, keyed by a
+ * letter: a statement's name lists the letters of the filters it has, because its SQL
+ * text (and so its prepared plan) depends on which are present, never on their values.
+ */
+interface FilterClause {
+  letter: string;
+  /** The placeholder the clause reads. */
+  param: string;
+  clause: SQL;
+  value: (f: ContractFilters) => unknown;
 }
 
-/** One WHERE clause per access path, with placeholders (userId, org0..orgN, status). */
+const FILTER_CLAUSES: FilterClause[] = [
+  { letter: 's', param: 'status', clause: eq(contracts.status, sql.placeholder('status')), value: (f) => f.status },
+  { letter: 'e', param: 'expirationFrom', clause: sql`${visibleExpirationDate} >= ${sql.placeholder('expirationFrom')}::date`, value: (f) => f.expirationFrom },
+  { letter: 'E', param: 'expirationTo', clause: sql`${visibleExpirationDate} <= ${sql.placeholder('expirationTo')}::date`, value: (f) => f.expirationTo },
+  { letter: 'r', param: 'renewalFrom', clause: sql`${visibleRenewalDate} >= ${sql.placeholder('renewalFrom')}::date`, value: (f) => f.renewalFrom },
+  { letter: 'R', param: 'renewalTo', clause: sql`${visibleRenewalDate} <= ${sql.placeholder('renewalTo')}::date`, value: (f) => f.renewalTo },
+  {
+    letter: 'a',
+    param: 'autoRenewal',
+    clause: sql`(${contracts.status} = 'completed' AND ${contracts.autoRenewal} = ${sql.placeholder('autoRenewal')}::boolean)`,
+    value: (f) => f.autoRenewal,
+  },
+  {
+    letter: 'q',
+    param: 'search',
+    clause: sql`${searchText} ILIKE ${sql.placeholder('search')}`,
+    value: (f) => (f.search === undefined ? undefined : containsPattern(f.search)),
+  },
+  {
+    letter: 'u',
+    param: 'updatedSince',
+    clause: sql`${contracts.updatedAt} >= ${sql.placeholder('updatedSince')}::timestamptz`,
+    value: (f) => f.updatedSince?.toISOString(),
+  },
+];
+
+function filterShape(filters: ContractFilters) {
+  const present = FILTER_CLAUSES.filter((c) => c.value(filters) !== undefined);
+  const values = Object.fromEntries(present.map((c) => [c.param, c.value(filters)]));
+  return { letters: present.map((c) => c.letter).join(''), clauses: present.map((c) => c.clause), values };
+}
+
+const shapeName = (shape: AccessShape, filterLetters: string) =>
+  `${shape.personal ? 'p' : ''}o${shape.organizationIds.length}${filterLetters ? `_${filterLetters}` : ''}`;
+
+/** One WHERE clause per access path, with placeholders (userId, org0..orgN). */
 function accessPaths(shape: AccessShape): SQL[] {
-  const statusClause = shape.status ? eq(contracts.status, sql.placeholder('status')) : undefined;
   const paths: SQL[] = [];
-  if (shape.personal) {
-    paths.push(and(isNull(contracts.organizationId), eq(contracts.ownerId, sql.placeholder('userId')), statusClause)!);
-  }
-  shape.organizationIds.forEach((_, i) => {
-    paths.push(and(eq(contracts.organizationId, sql.placeholder(`org${i}`)), statusClause)!);
-  });
+  if (shape.personal) paths.push(and(isNull(contracts.organizationId), eq(contracts.ownerId, sql.placeholder('userId')))!);
+  shape.organizationIds.forEach((_, i) => paths.push(eq(contracts.organizationId, sql.placeholder(`org${i}`))));
   return paths;
 }
 
-const afterCursor = sql`(${contracts.createdAt}, ${contracts.id}) < (${sql.placeholder('afterCreatedAt')}::timestamptz, ${sql.placeholder('afterId')}::uuid)`;
+/**
+ * Rows after the cursor in the sort's order. A nullable key has three cases: after a
+ * non-null key come the larger (or smaller) keys, the same key with a later id, then
+ * every null; after a null key only nulls with a later id remain.
+ */
+function afterCursor(sort: Sort, cursor: Cursor): { name: string; clause: SQL; values: Record<string, unknown> } {
+  const key = SORT_KEYS[sort.field];
+  const op = sql.raw(sort.descending ? '<' : '>');
+  const afterId = sql`${sql.placeholder('afterId')}::uuid`;
+  if (cursor.key === null) {
+    return { name: 'after_null', clause: sql`(${key.expression} IS NULL AND ${contracts.id} ${op} ${afterId})`, values: { afterId: cursor.id } };
+  }
+  const afterKey = sql`${sql.placeholder('afterKey')}::${sql.raw(key.type)}`;
+  const rowAfter = sql`(${key.expression}, ${contracts.id}) ${op} (${afterKey}, ${afterId})`;
+  return {
+    name: 'after',
+    clause: key.nullable ? sql`(${rowAfter} OR ${key.expression} IS NULL)` : rowAfter,
+    values: { afterKey: cursor.key, afterId: cursor.id },
+  };
+}
+
+export interface PageRequest {
+  limit: number;
+  offset?: number;
+  after?: Cursor;
+  sort?: Sort;
+}
+
+/** Selected with every page: the sort key, typed (to merge the branches) and as text (for a cursor). */
+function sortColumns(sort: Sort) {
+  const key = SORT_KEYS[sort.field].expression;
+  return { sortKey: sql<unknown>`${key}`.as('sort_key'), sortKeyText: sql<string | null>`(${key})::text`.as('sort_key_text') };
+}
+
+export type PageRow<T> = T & { sortKeyText: string | null };
 
 /**
- * The statement of one page in list order: created_at descending, then id descending,
- * at an offset or after a cursor (keyset).
+ * The statement of one page in the sort's order (default: created_at descending, then id
+ * descending), at an offset or after a cursor (keyset).
  */
 export function contractPageStatement<T extends ContractSummaryRow = ContractSummaryRow>(
   scope: AccessScope,
   filters: ContractFilters,
-  page: { limit: number; offset?: number; after?: Cursor },
+  page: PageRequest,
   columns: typeof summaryColumns | typeof detailColumns = summaryColumns,
-): Statement<T[]> | undefined {
+): Statement<PageRow<T>[]> | undefined {
   const shape = accessShape(scope, filters);
   if (!shape) return undefined;
+  const sort = page.sort ?? DEFAULT_ORDER;
   const offset = page.offset ?? 0;
-  const values = accessValues(scope, shape);
+  const filter = filterShape(filters);
+  const cursor = page.after ? afterCursor(sort, page.after) : undefined;
+  const values: Record<string, unknown> = { ...accessValues(scope, shape), ...filter.values, ...cursor?.values };
   values.limit = page.limit;
   values.branchLimit = page.limit + offset;
-  if (offset > 0) values.offset = offset;
-  if (page.after) {
-    values.afterCreatedAt = page.after.createdAt.toISOString();
-    values.afterId = page.after.id;
-  }
   const hasOffset = offset > 0;
-  const hasCursor = page.after !== undefined;
-  const name = `contracts_page_${columns === detailColumns ? 'detail' : 'summary'}_${shapeName(shape)}${hasOffset ? '_offset' : ''}${hasCursor ? '_after' : ''}`;
+  if (hasOffset) values.offset = offset;
+  const sortName = `${sort.descending ? 'd' : 'a'}_${sort.field}`;
+  const name = `contracts_page_${columns === detailColumns ? 'detail' : 'summary'}_${shapeName(shape, filter.letters)}_${sortName}${hasOffset ? '_offset' : ''}${cursor ? `_${cursor.name}` : ''}`;
   const build = (db: Database) => {
     const paths = accessPaths(shape);
     const limit = sql.placeholder('limit');
     const offsetValue = hasOffset ? sql.placeholder('offset') : 0;
+    const selection = { ...columns, ...sortColumns(sort) };
     // Each branch is ordered and cut to limit + offset rows on its own, which lets Postgres
     // walk each index in order and merge them (Merge Append) instead of sorting the whole set.
     const branch = (where: SQL) =>
       db
-        .select(columns)
+        .select(selection)
         .from(contracts)
-        .where(and(where, hasCursor ? afterCursor : undefined))
-        .orderBy(desc(contracts.createdAt), desc(contracts.id));
+        .where(and(where, ...filter.clauses, cursor?.clause))
+        .orderBy(...orderTerms(sort, SORT_KEYS[sort.field].expression, sql`${contracts.id}`));
     if (paths.length === 1) return branch(paths[0]!).limit(limit).offset(offsetValue);
     const branches = paths.map((where) => branch(where).limit(sql.placeholder('branchLimit')));
     const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
     return rest
       .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)
-      .orderBy(sql`created_at desc`, sql`id desc`)
+      .orderBy(...orderTerms(sort, sql`${sql.identifier('sort_key')}`, sql`${sql.identifier('id')}`))
       .limit(limit)
       .offset(offsetValue);
   };
-  return { name, build: build as unknown as Statement<T[]>['build'], values };
+  return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values };
+}
+
+function accessValues(scope: AccessScope, shape: AccessShape): Record<string, unknown> {
+  const values: Record<string, unknown> = { userId: scope.userId };
+  shape.organizationIds.forEach((id, i) => (values[`org${i}`] = id));
+  return values;
 }
 
 /** A statement with its placeholders filled, for tools that print or EXPLAIN it. */
@@ -176,7 +269,7 @@ export function contractPageQuery(
   db: Database,
   scope: AccessScope,
   filters: ContractFilters,
-  page: { limit: number; offset?: number; after?: Cursor },
+  page: PageRequest,
   columns: typeof summaryColumns | typeof detailColumns = summaryColumns,
 ) {
   return filled(db, contractPageStatement(scope, filters, page, columns));
@@ -186,9 +279,9 @@ export async function selectContractPage<T extends ContractSummaryRow = Contract
   db: Database,
   scope: AccessScope,
   filters: ContractFilters,
-  page: { limit: number; offset?: number; after?: Cursor },
+  page: PageRequest,
   columns: typeof summaryColumns | typeof detailColumns = summaryColumns,
-): Promise<T[]> {
+): Promise<PageRow<T>[]> {
   const statement = contractPageStatement<T>(scope, filters, page, columns);
   return statement ? runStatement(db, statement) : [];
 }
@@ -204,23 +297,22 @@ export async function selectContractPage<T extends ContractSummaryRow = Contract
 export function contractCountStatement(scope: AccessScope, filters: ContractFilters): Statement<{ n: number }[]> | undefined {
   const shape = accessShape(scope, filters);
   if (!shape) return undefined;
-  const statusClause = shape.status ? eq(contracts.status, sql.placeholder('status')) : undefined;
-  const values: Record<string, unknown> = { userId: scope.userId, orgIds: [...shape.organizationIds] };
-  if (shape.status) values.status = shape.status;
+  const filter = filterShape(filters);
+  const values: Record<string, unknown> = { userId: scope.userId, orgIds: [...shape.organizationIds], ...filter.values };
   const build = (db: Database) => {
     const count = sql<number>`count(*)::int`.as('n');
     const organizations = db
       .select({ n: count })
       .from(contracts)
-      .where(and(sql`${contracts.organizationId} = any(${sql.placeholder('orgIds')}::uuid[])`, statusClause));
+      .where(and(sql`${contracts.organizationId} = any(${sql.placeholder('orgIds')}::uuid[])`, ...filter.clauses));
     if (!shape.personal) return organizations;
     return db
       .select({ n: count })
       .from(contracts)
-      .where(and(isNull(contracts.organizationId), eq(contracts.ownerId, sql.placeholder('userId')), statusClause))
+      .where(and(isNull(contracts.organizationId), eq(contracts.ownerId, sql.placeholder('userId')), ...filter.clauses))
       .unionAll(organizations);
   };
-  return { name: `contracts_count_${shape.personal ? 'p' : ''}${shape.status ? 's' : ''}`, build, values };
+  return { name: `contracts_count_${shape.personal ? 'p' : ''}${filter.letters ? `_${filter.letters}` : ''}`, build, values };
 }
 
 export function contractCountQuery(db: Database, scope: AccessScope, filters: ContractFilters) {

@@ -199,7 +199,7 @@ async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, sc
   const PAGE = 1000;
   const pageOf = async (after: Cursor | undefined) => {
     const statement = requestStatements.exportPage(scope, filters, { limit: PAGE, after });
-    return statement ? (await run(texts.compile(statement))).map(detailRow) : [];
+    return statement ? (await run(texts.compile(statement))).map((r) => ({ ...detailRow(r), sortKeyText: r.sort_key_text as string | null })) : [];
   };
   // As the app does: the first page is read before the response starts.
   let rows = await pageOf(undefined);
@@ -216,7 +216,7 @@ async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, sc
     }
     if (rows.length < PAGE || res.destroyed) break;
     const last = rows[rows.length - 1]!;
-    rows = await pageOf({ createdAt: last.createdAt, id: last.id });
+    rows = await pageOf({ key: last.sortKeyText, id: last.id });
   }
   res.end();
 }

@@ -324,13 +324,13 @@ async function main() {
       statements['first page'] = texts.compile(requestStatements.exportPage(scope, {}, { limit: 1000 })!);
       // A page from the middle of the export, after a cursor.
       const middle = (await db.unsafe(
-        `select created_at, id from (${statements['first page'].text}) p`,
+        `select sort_key_text, id from (${statements['first page'].text}) p`,
         statements['first page'].params as never[],
-      )) as unknown as { created_at: string; id: string }[];
+      )) as unknown as { sort_key_text: string | null; id: string }[];
       const last = middle.at(-1);
       if (last) {
         statements['page after cursor'] = texts.compile(
-          requestStatements.exportPage(scope, {}, { limit: 1000, after: { createdAt: new Date(last.created_at), id: last.id } })!,
+          requestStatements.exportPage(scope, {}, { limit: 1000, after: { key: last.sort_key_text, id: last.id } })!,
         );
       }
     }

@@ -1,6 +1,6 @@
 import Papa from 'papaparse';
 import type { ContractDetailRow } from '@/db/queries/contracts';
-import { EXPORT_COLUMNS } from './schemas';
+import { EXPORT_COLUMNS, type ExportColumn } from './schemas';
 
 type Cell = string | number | boolean | null;
 
@@ -46,6 +46,23 @@ export function toCsvLines(records: Cell[][]): string {
 // contains a line break, because `.` does not match one: test the first character only.
 const FORMULA_START = /^[=+\-@\t\r]/;
 
-export function csvHeaderLine(): string {
-  return toCsvLines([[...EXPORT_COLUMNS]]);
+export function csvHeaderLine(columns: readonly ExportColumn[] = EXPORT_COLUMNS): string {
+  return toCsvLines([[...columns]]);
 }
+
+/**
+ * The record of a row in the chosen columns and order: the full record picked by index,
+ * so a subset costs one array per row and the default order none at all.
+ */
+export function csvRecordWriter(columns: readonly ExportColumn[] = EXPORT_COLUMNS): (row: ContractDetailRow) => Cell[] {
+  const isDefault = columns.length === EXPORT_COLUMNS.length && columns.every((c, i) => c === EXPORT_COLUMNS[i]);
+  if (isDefault) return toCsvRecord;
+  const indexes = columns.map((c) => EXPORT_COLUMNS.indexOf(c));
+  return (row) => {
+    const full = toCsvRecord(row);
+    return indexes.map((i) => full[i]!);
+  };
+}
+
+/** The UTF-8 byte order mark: Excel reads a CSV as UTF-8 only when the file starts with it. */
+export const UTF8_BOM = '\uFEFF';

@@ -9,7 +9,9 @@ import {
   type ContractFilters,
   type ContractSummaryRow,
   type Cursor,
+  type PageRow,
 } from '@/db/queries/contracts';
+import { DEFAULT_ORDER, type Sort } from '@/db/queries/contract-expressions';
 import { AppError } from '@/server/errors';
 
 /**
@@ -63,11 +65,11 @@ export function checkFilters(caller: AccessScope, filters: ContractFilters): voi
 export async function listContracts(
   db: Database,
   caller: AccessScope,
-  input: { filters: ContractFilters; limit: number; offset: number },
+  input: { filters: ContractFilters; limit: number; offset: number; sort?: Sort },
 ) {
   checkFilters(caller, input.filters);
   const [rows, total] = await Promise.all([
-    selectContractPage(db, caller, input.filters, { limit: input.limit, offset: input.offset }),
+    selectContractPage(db, caller, input.filters, { limit: input.limit, offset: input.offset, sort: input.sort }),
     countContracts(db, caller, input.filters),
   ]);
   return {
@@ -95,18 +97,20 @@ export async function* contractsInPages(
   caller: AccessScope,
   filters: ContractFilters,
   pageSize = 1000,
+  sort: Sort = DEFAULT_ORDER,
 ): AsyncGenerator<ContractDetailRow[]> {
   checkFilters(caller, filters);
+  type Row = PageRow<ContractDetailRow>;
   const pageAfter = (after: Cursor | undefined) =>
-    selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after }, detailColumns);
-  let next: Promise<ContractDetailRow[]> | undefined = pageAfter(undefined);
+    selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after, sort }, detailColumns);
+  let next: Promise<Row[]> | undefined = pageAfter(undefined);
   try {
     while (next) {
-      const rows: ContractDetailRow[] = await next;
+      const rows: Row[] = await next;
       next = undefined;
       if (rows.length === pageSize) {
         const last = rows[rows.length - 1]!;
-        next = pageAfter({ createdAt: last.createdAt, id: last.id });
+        next = pageAfter({ key: last.sortKeyText, id: last.id });
       }
       if (rows.length > 0) yield rows;
     }

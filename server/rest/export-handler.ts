@@ -1,6 +1,8 @@
 import { getDb } from '@/db/client';
-import { csvHeaderLine, toCsvLines, toCsvRecord } from '@/server/contracts/csv';
-import { exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
+import type { ContractDetailRow } from '@/db/queries/contracts';
+import { csvHeaderLine, csvRecordWriter, toCsvLines, UTF8_BOM } from '@/server/contracts/csv';
+import { toContractFilters, toSort } from '@/server/contracts/query';
+import { EXPORT_BODY_FIELDS, exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
 import { contractsInPages } from '@/server/contracts/service';
 import { AppError } from '@/server/errors';
 import { createInnerContext } from '@/server/trpc/init';
@@ -38,8 +40,8 @@ export async function handleExportRequest(req: Request): Promise<Response> {
     });
     const caller = await authenticateApiRequest(ctx, 'export');
     const body = await readBody(req);
-    const filters = { status: body.status, organizationId: body.organization_id };
-    const pages = contractsInPages(db, caller, filters, PAGE_SIZE);
+    const pages = contractsInPages(db, caller, toContractFilters(body), PAGE_SIZE, toSort(body.sort));
+    const toRecord = csvRecordWriter(body.columns);
     // The first page is read before answering, so that a 403 or a database failure is
     // still a proper JSON error rather than a broken download.
     const first = await pages.next();
@@ -53,7 +55,7 @@ export async function handleExportRequest(req: Request): Promise<Response> {
     let cancelled = false;
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(encoder.encode(csvHeaderLine()));
+        controller.enqueue(encoder.encode(`${body.bom ? UTF8_BOM : ''}${csvHeaderLine(body.columns)}`));
       },
       async pull(controller) {
         try {
@@ -64,7 +66,7 @@ export async function handleExportRequest(req: Request): Promise<Response> {
             controller.close();
             return;
           }
-          controller.enqueue(encoder.encode(toCsvLines((page.value as Parameters<typeof toCsvRecord>[0][]).map(toCsvRecord))));
+          controller.enqueue(encoder.encode(toCsvLines((page.value as ContractDetailRow[]).map(toRecord))));
         } catch (error) {
           if (cancelled) return;
           // Headers are sent: the only honest signal left is an aborted transfer.
@@ -103,7 +105,7 @@ async function readBody(req: Request): Promise<ExportContractsBody> {
   if (!parsed.success) {
     const details = parsed.error.issues.flatMap((issue) =>
       issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ param: key, message: `Unknown field ${key}; allowed fields are status and organization_id.` }))
+        ? issue.keys.map((key) => ({ param: key, message: `Unknown field ${key}; allowed fields are ${EXPORT_BODY_FIELDS.join(', ')}.` }))
         : [{ param: issue.path.length > 0 ? issue.path.map(String).join('.') : 'body', message: issue.message }],
     );
     throw new AppError('invalid_request', details.map((d) => d.message).join('; '), details);

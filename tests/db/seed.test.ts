@@ -99,7 +99,7 @@ describe('access query on the demo data', () => {
       if (page.length === 0) break;
       byCursor.push(...page.map((c) => c.id));
       const last = page[page.length - 1]!;
-      after = { createdAt: last.createdAt, id: last.id };
+      after = { key: last.sortKeyText, id: last.id };
     }
     expect(byCursor).toEqual(all);
   });

@@ -4,6 +4,7 @@ import {
   listContractsInput,
   listContractsOutput,
 } from '@/server/contracts/schemas';
+import { toContractFilters, toSort } from '@/server/contracts/query';
 import { getContract, listContracts } from '@/server/contracts/service';
 import { apiKeyProcedure, router } from '../init';
 
@@ -19,7 +20,7 @@ export const contractsRouter = router({
         tags: TAGS,
         summary: 'List contracts',
         description:
-          'Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending).',
+          'Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending) unless `sort` says otherwise. Filters combine with AND. For incremental sync, pass `updated_since` (the time of your previous sync, minus a minute of margin) with `sort=updated_at`.',
         protect: true,
       },
     })
@@ -28,7 +29,8 @@ export const contractsRouter = router({
     .query(async ({ ctx, input }) => ({
       success: true as const,
       data: await listContracts(ctx.db, ctx.caller, {
-        filters: { status: input.status, organizationId: input.organization_id },
+        filters: toContractFilters(input),
+        sort: toSort(input.sort),
         limit: input.limit,
         offset: input.offset,
       }),
