@@ -44,8 +44,9 @@ function integerParam(name: string, bounds: { min: number; max?: number; default
 }
 
 /** An optional integer query parameter (absent: no filter). */
-function optionalIntegerParam(name: string, bounds: { min: number; max: number }) {
-  return strictIntegerParam(name, bounds).optional().meta({ override: integerOverride(bounds) });
+function optionalIntegerParam(name: string, bounds: { min: number; max: number }, description: string) {
+  // The metadata sits on the inner schema: zod-openapi unwraps an optional parameter.
+  return strictIntegerParam(name, bounds).meta({ description, override: integerOverride(bounds) }).optional();
 }
 
 // Lower-cased, because ids are compared as text with the caller's organisation ids.
@@ -143,22 +144,18 @@ const filterDescriptions = {
 const extractedNote = ' Date, auto-renewal and party filters read the extracted data, which exists only for completed contracts.';
 
 export const listContractsInput = z.object({
-  status: statusSchema.optional().meta({ description: filterDescriptions.status }),
-  organization_id: uuidParam('organization_id').optional().meta({ description: filterDescriptions.organization_id }),
-  expiring_within_days: optionalIntegerParam('expiring_within_days', { min: 0, max: MAX_WITHIN_DAYS }).meta({
-    description: filterDescriptions.expiring_within_days,
-  }),
-  renewing_within_days: optionalIntegerParam('renewing_within_days', { min: 0, max: MAX_WITHIN_DAYS }).meta({
-    description: filterDescriptions.renewing_within_days,
-  }),
-  expires_before: dateParam('expires_before').optional().meta({ description: filterDescriptions.expires_before }),
-  expires_after: dateParam('expires_after').optional().meta({ description: filterDescriptions.expires_after }),
-  renews_before: dateParam('renews_before').optional().meta({ description: filterDescriptions.renews_before }),
-  renews_after: dateParam('renews_after').optional().meta({ description: filterDescriptions.renews_after }),
-  auto_renewal: booleanParam('auto_renewal').optional().meta({ description: filterDescriptions.auto_renewal }),
-  q: searchParam('q').optional().meta({ description: filterDescriptions.q + extractedNote }),
-  updated_since: timestampParam('updated_since').optional().meta({ description: filterDescriptions.updated_since }),
-  sort: sortParam.optional().meta({ description: 'Order of the results; default -created_at (newest first).' }),
+  status: statusSchema.meta({ description: filterDescriptions.status }).optional(),
+  organization_id: uuidParam('organization_id').meta({ description: filterDescriptions.organization_id }).optional(),
+  expiring_within_days: optionalIntegerParam('expiring_within_days', { min: 0, max: MAX_WITHIN_DAYS }, filterDescriptions.expiring_within_days),
+  renewing_within_days: optionalIntegerParam('renewing_within_days', { min: 0, max: MAX_WITHIN_DAYS }, filterDescriptions.renewing_within_days),
+  expires_before: dateParam('expires_before').meta({ description: filterDescriptions.expires_before }).optional(),
+  expires_after: dateParam('expires_after').meta({ description: filterDescriptions.expires_after }).optional(),
+  renews_before: dateParam('renews_before').meta({ description: filterDescriptions.renews_before }).optional(),
+  renews_after: dateParam('renews_after').meta({ description: filterDescriptions.renews_after }).optional(),
+  auto_renewal: booleanParam('auto_renewal').meta({ description: filterDescriptions.auto_renewal }).optional(),
+  q: searchParam('q').meta({ description: filterDescriptions.q + extractedNote }).optional(),
+  updated_since: timestampParam('updated_since').meta({ description: filterDescriptions.updated_since }).optional(),
+  sort: sortParam.optional(),
   limit: integerParam('limit', { min: 1, max: 100, default: 50 }).meta({ description: 'Results per page (1 to 100).' }),
   offset: integerParam('offset', { min: 0, default: 0 }).meta({ description: 'Number of results skipped.' }),
 });

@@ -78,7 +78,7 @@ export function buildOpenApiDocument(baseUrl: string): Json {
         post: {
           operationId: 'contracts-export',
           summary: 'Export contracts as CSV',
-          description: `Every matching contract, in list order, as RFC 4180 CSV with a header row. Columns: ${EXPORT_COLUMNS.join(', ')}. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. The body is optional and is read as JSON whatever its Content-Type. Rate limited separately: 10 exports per hour per key.`,
+          description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel. The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type. Rate limited separately: 10 exports per hour per key.`,
           tags: ['Contracts'],
           security: [{ ApiKeyAuth: [] }],
           requestBody: {
