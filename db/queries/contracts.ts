@@ -31,8 +31,8 @@ export interface ContractFilters {
   autoRenewal?: boolean;
   /** Text searched in the title and the parties, case-insensitively. */
   search?: string;
-  /** Updated at or after this instant. */
-  updatedSince?: Date;
+  /** Updated at or after this instant (ISO 8601 with a time zone, as the client wrote it). */
+  updatedSince?: string;
 }
 
 /** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
@@ -142,7 +142,7 @@ const FILTER_CLAUSES: FilterClause[] = [
     letter: 'u',
     param: 'updatedSince',
     clause: sql`${contracts.updatedAt} >= ${sql.placeholder('updatedSince')}::timestamptz`,
-    value: (f) => f.updatedSince?.toISOString(),
+    value: (f) => f.updatedSince,
   },
 ];
 

@@ -53,25 +53,40 @@ function optionalIntegerParam(name: string, bounds: { min: number; max: number }
 const uuidParam = (name: string) =>
   z.guid({ error: paramError(name, 'must be a UUID (for example 3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c)') }).toLowerCase();
 
-const DATE_EXAMPLE = 'for example 2027-03-31';
-/** A calendar date, YYYY-MM-DD, that exists (2027-02-29 does not). */
-const dateParam = (name: string) =>
-  z.iso.date({ error: paramError(name, `must be a date YYYY-MM-DD (${DATE_EXAMPLE})`) }).meta({ example: '2027-03-31' });
+// Calendar dates and instants as zod checks them (real days: 2027-02-29 does not exist),
+// minus the year 0000, which Postgres cannot store. The same pattern goes into the document.
+const withoutYearZero = (pattern: RegExp) => new RegExp(`^(?!0000-)${pattern.source.slice(1)}`);
+const DATE_PATTERN = withoutYearZero(z.iso.date()._zod.def.pattern!);
+const TIMESTAMP_PATTERN = withoutYearZero(z.iso.datetime({ offset: true })._zod.def.pattern!);
 
-/** An instant with its time zone, for incremental sync. */
-const timestampParam = (name: string) =>
-  z.iso
-    .datetime({
-      offset: true,
-      error: paramError(name, 'must be an ISO 8601 timestamp with a time zone (for example 2026-11-01T00:00:00Z)'),
-    })
-    .transform((text) => new Date(text))
-    .meta({ override: { type: 'string', format: 'date-time', example: '2026-11-01T00:00:00Z' } });
+/** A calendar date, YYYY-MM-DD, that exists. */
+const dateParam = (name: string) => {
+  const message = `${name} must be a date YYYY-MM-DD (for example 2027-03-31)`;
+  return z
+    .string({ error: paramError(name, 'must be a date YYYY-MM-DD (for example 2027-03-31)') })
+    .regex(DATE_PATTERN, message)
+    .meta({ override: { type: 'string', format: 'date', pattern: DATE_PATTERN.source, example: '2027-03-31' } });
+};
 
-/** "true" or "false" (any case). A plain boolean would turn the text "false" into true. */
+/**
+ * An instant with its time zone, for incremental sync. Kept as the client wrote it:
+ * Postgres reads it to the microsecond, with its offset.
+ */
+const timestampParam = (name: string) => {
+  const message = `${name} must be an ISO 8601 timestamp with a time zone (for example 2026-11-01T00:00:00Z)`;
+  return z
+    .string({ error: paramError(name, 'must be an ISO 8601 timestamp with a time zone (for example 2026-11-01T00:00:00Z)') })
+    .regex(TIMESTAMP_PATTERN, message)
+    .meta({ override: { type: 'string', format: 'date-time', pattern: TIMESTAMP_PATTERN.source, example: '2026-11-01T00:00:00Z' } });
+};
+
+/**
+ * "true" or "false", in lower case like every other enumerated value of the API. A plain
+ * boolean would turn the text "false" into true.
+ */
 const booleanParam = (name: string) =>
   z
-    .stringbool({ truthy: ['true'], falsy: ['false'], error: paramError(name, 'must be true or false') })
+    .stringbool({ truthy: ['true'], falsy: ['false'], case: 'sensitive', error: paramError(name, 'must be true or false') })
     .meta({ override: { type: 'string', enum: ['true', 'false'] } });
 
 export const SEARCH_MAX_LENGTH = 200;
@@ -201,8 +216,11 @@ export const exportContractsBody = z
         })
         .min(1, 'columns must name at least one column')
         .refine((list) => new Set(list).size === list.length, 'columns must not name a column twice')
-        .optional()
-        .meta({ description: 'The columns to export, in this order (default: every column, in the documented order).' }),
+        .meta({
+          description: 'The columns to export, in this order (default: every column, in the documented order).',
+          override: { uniqueItems: true },
+        })
+        .optional(),
       bom: bodyBoolean('bom')
         .optional()
         .meta({

@@ -118,7 +118,6 @@ describe('filters (today is 2027-01-10)', () => {
     ['expiring_within_days=365&expires_after=2027-01-31', ['c3', 'c2']],
     ['auto_renewal=true', ['c5', 'c1']],
     ['auto_renewal=false', ['c6', 'c2']],
-    ['auto_renewal=FALSE', ['c6', 'c2']],
     // Title, provider and client, case-insensitively; a pending contract's parties are not searched.
     ['q=northwind', ['c1']],
     ['q=ALPHA', ['c1']],
@@ -137,6 +136,11 @@ describe('filters (today is 2027-01-10)', () => {
     ['status=pending&q=delta', ['c4']],
     [`organization_id=${ORG}&auto_renewal=true`, ['c5']],
     ['status=pending&expiring_within_days=30', []],
+    // The ends of the calendar: nothing is after the last day or before the first.
+    ['expires_after=9999-12-31', []],
+    ['renews_before=0001-01-01', []],
+    ['expiring_within_days=3650&expires_before=9999-12-31', ['c3', 'c2', 'c1']],
+    [`updated_since=${encodeURIComponent('0001-01-01T00:00:00+01:00')}`, ['c6', 'c5', 'c4', 'c3', 'c2', 'c1']],
   ])('%s', async (query, expected) => {
     const { ids, total } = await listed(query);
     expect(ids).toEqual(expected);
@@ -202,10 +206,13 @@ describe('invalid values: 400 naming the parameter', () => {
     ['renews_after=2027-1-1', 'renews_after'],
     ['auto_renewal=yes', 'auto_renewal'],
     ['auto_renewal=1', 'auto_renewal'],
+    ['auto_renewal=FALSE', 'auto_renewal'],
     ['q=', 'q'],
     [`q=${'x'.repeat(201)}`, 'q'],
     [`q=${encodeURIComponent('a\nb')}`, 'q'],
     ['updated_since=2026-11-20', 'updated_since'],
+    ['updated_since=0000-06-01T00:00:00Z', 'updated_since'],
+    ['expires_before=0000-01-01', 'expires_before'],
     ['updated_since=2026-11-20T12:00:00', 'updated_since'],
     ['sort=price', 'sort'],
     ['sort=--title', 'sort'],

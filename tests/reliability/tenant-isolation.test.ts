@@ -72,7 +72,7 @@ interface Built {
   userIds: string[];
   orgIds: string[];
   keys: string[];
-  rows: ModelContract[];
+  rows: Pick<ModelContract, 'id' | 'ownerId' | 'organizationId' | 'status' | 'createdAt'>[];
   members: [string, string][];
 }
 

@@ -13,6 +13,14 @@ export interface ModelContract {
   organizationId: string | null;
   status: string;
   createdAt: Date;
+  updatedAt: Date;
+  title: string;
+  expirationDate: string | null;
+  renewalDate: string | null;
+  autoRenewal: boolean | null;
+  contractValue: number | null;
+  provider: string | null;
+  client: string | null;
 }
 
 /**
@@ -55,7 +63,21 @@ export async function createDemoWorld(): Promise<DemoWorld> {
   };
 
   const rows = await handle.db
-    .select({ id: contracts.id, ownerId: contracts.ownerId, organizationId: contracts.organizationId, status: contracts.status, createdAt: contracts.createdAt })
+    .select({
+      id: contracts.id,
+      ownerId: contracts.ownerId,
+      organizationId: contracts.organizationId,
+      status: contracts.status,
+      createdAt: contracts.createdAt,
+      updatedAt: contracts.updatedAt,
+      title: contracts.title,
+      expirationDate: contracts.expirationDate,
+      renewalDate: contracts.renewalDate,
+      autoRenewal: contracts.autoRenewal,
+      contractValue: contracts.contractValue,
+      provider: contracts.provider,
+      client: contracts.client,
+    })
     .from(contracts);
   const members = await handle.db.select().from(memberships);
   const organizationsOf = (userId: string) => members.filter((m) => m.userId === userId).map((m) => m.organizationId);
