@@ -1,43 +1,45 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { getDatabase } from '@/db/client';
-import {
-  contractCountQuery,
-  contractPageQuery,
-  organizationIdsOf,
-  type ContractFilters,
-} from '@/db/queries/contracts';
-import { CONTRACT_STATUSES, users, type ContractStatus } from '@/db/schema';
+import { contractCountQuery, contractPageQuery, organizationIdsOf } from '@/db/queries/contracts';
+import { users } from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
+import { toContractFilters, toSort } from '@/server/contracts/query';
+import { listContractsInput } from '@/server/contracts/schemas';
 import { runScript, UsageError } from './run-script';
 
 // Prints EXPLAIN (ANALYZE, BUFFERS) of the exact list-page and count statements the API
-// sends for a caller of the scale dataset (seed it first: npm run db:seed -- --contracts 100000).
-// Usage: npm run db:explain -- [--caller heavy|typical] [--offset N] [--status S]
+// sends for a caller of the scale dataset (seed it first: npm run db:seed -- --contracts 200000).
+// --query takes the list endpoint's own query string, validated as the API validates it.
+// Usage: npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD]
 runScript(async () => {
   const { values } = parseArgs({
     options: {
       caller: { type: 'string', default: 'heavy' },
-      offset: { type: 'string', default: '0' },
-      status: { type: 'string' },
+      query: { type: 'string', default: '' },
+      today: { type: 'string' },
     },
   });
   const email = SCALE_CALLERS[values.caller as keyof typeof SCALE_CALLERS];
   if (!email) throw new UsageError('--caller must be heavy or typical');
-  if (values.status && !CONTRACT_STATUSES.includes(values.status as ContractStatus)) {
-    throw new UsageError(`--status must be one of ${CONTRACT_STATUSES.join(', ')}`);
-  }
+  const parsed = listContractsInput.safeParse(Object.fromEntries(new URLSearchParams(values.query)));
+  if (!parsed.success) throw new UsageError(`--query: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  const input = parsed.data;
   const handle = await getDatabase();
   const { db } = handle;
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email));
   if (!user) throw new UsageError(`${email} not found: run npm run db:seed -- --contracts 100000 first`);
   const scope = { userId: user.id, organizationIds: await organizationIdsOf(db, user.id) };
-  const filters: ContractFilters = values.status ? { status: values.status as ContractStatus } : {};
+  const filters = toContractFilters(input, values.today);
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
-  console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations\n`);
+  console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; query: ${values.query || '(none)'}\n`);
 
   const statements = {
-    'list page (limit 50)': contractPageQuery(db, scope, filters, { limit: 50, offset: Number(values.offset) })?.toSQL(),
+    [`list page (limit ${input.limit}, offset ${input.offset})`]: contractPageQuery(db, scope, filters, {
+      limit: input.limit,
+      offset: input.offset,
+      sort: toSort(input.sort),
+    })?.toSQL(),
     count: contractCountQuery(db, scope, filters)?.toSQL(),
   };
   for (const [label, statement] of Object.entries(statements)) {

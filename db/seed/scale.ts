@@ -91,6 +91,8 @@ export async function seedScale(db: Database, contracts: number): Promise<ScaleP
   const sharedOrgs = Math.max(1, plan.organizations - firstSharedOrg + 1);
 
   await db.transaction(async (tx) => {
+    // A bulk load, not a request: the API's statement timeout does not apply.
+    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
     await tx.execute(sql`
       INSERT INTO users (id, email, name, password_hash, created_at)
       SELECT ${userId(sql`j`)}, 'user' || j || '@scale.example.com', 'Scale User ' || j, ${passwordHash},
