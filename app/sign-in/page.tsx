@@ -5,18 +5,27 @@ import { signInWithGitHub } from '@/server/actions/auth';
 import { githubEnabled } from '@/server/auth/next-auth';
 import { safeCallbackUrl } from '@/server/auth/callback-url';
 import { currentUser } from '@/server/auth/session';
+import { signInErrorMessage } from '@/server/auth/sign-in-errors';
 
 export const metadata: Metadata = { title: 'Sign in' };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const callbackUrl = safeCallbackUrl((await searchParams).callbackUrl);
+  const params = await searchParams;
+  const callbackUrl = safeCallbackUrl(params.callbackUrl);
   if (await currentUser()) redirect(callbackUrl);
+  // A refused GitHub sign-in comes back here with ?error=… (server/auth/next-auth.ts).
+  const error = signInErrorMessage(params.error);
   return (
     <main className="auth-wrap">
       <div className="card auth-card">
         <div className="card-body">
           <h1>Sign in</h1>
           <p className="muted">Manage API keys for your contract data.</p>
+          {error ? (
+            <div className="alert alert-error" role="alert">
+              {error}
+            </div>
+          ) : null}
           {githubEnabled() ? (
             <>
               <form action={signInWithGitHub}>

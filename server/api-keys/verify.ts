@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { after } from 'next/server';
 import type { Database } from '@/db/client';
 import { selectKeyByHash } from '@/db/queries/api-keys';
 import { apiKeys } from '@/db/schema';
@@ -60,18 +61,40 @@ export async function verifyApiKey(
   return { keyId: entry.keyId, userId: entry.userId };
 }
 
-/** Writes last_used_at at most once a minute per key, without making the request wait. */
+/**
+ * Writes last_used_at at most once a minute per key, without making the request wait:
+ * inside a Next.js request the write runs after the response has been sent, through
+ * after() (which also keeps a serverless function alive until it is done). Outside one
+ * (tests, scripts) after() throws, and the write simply runs in the background.
+ */
 function recordUse(db: Database, keyId: string, now: Date): void {
   const last = state.lastUsedWrite.get(keyId) ?? 0;
   if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
   state.lastUsedWrite.set(keyId, now.getTime());
-  db.update(apiKeys)
-    .set({ lastUsedAt: now })
-    .where(eq(apiKeys.id, keyId))
-    .then(
-      () => undefined,
-      (error: unknown) => console.warn(`api-keys: could not record last use (${(error as Error).message})`),
-    );
+  const write = () =>
+    db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(eq(apiKeys.id, keyId))
+      .then(
+        () => undefined,
+        // One line per failed write (so at most one a minute per key); Drizzle's message
+        // would carry the statement's parameters, so only the cause's code is logged.
+        (error: unknown) => console.warn(`api-keys: could not record last use of key ${keyId} (${reasonOf(error)})`),
+      );
+  try {
+    after(write);
+  } catch {
+    void write();
+  }
+}
+
+function reasonOf(error: unknown): string {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return error instanceof Error ? error.name : 'unknown error';
 }
 
 /** Drops a key from this process's cache (called on revocation). */

@@ -3,8 +3,10 @@ import Credentials from 'next-auth/providers/credentials';
 import GitHub from 'next-auth/providers/github';
 import { z } from 'zod';
 import { getDb } from '@/db/client';
+import { selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
 import { authSecret, config } from '@/server/config';
-import { authenticateWithPassword, findOrCreateOAuthUser } from './users';
+import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
+import { authenticateWithPassword } from './users';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
 
@@ -31,12 +33,26 @@ function authConfig(): NextAuthConfig {
       ...(github ? [GitHub({ clientId: github.clientId, clientSecret: github.clientSecret })] : []),
     ],
     callbacks: {
-      async jwt({ token, user, account, profile }) {
-        if (account?.provider === 'github') {
-          const email = profile?.email ?? user?.email;
-          if (!email) return null; // no verified email: no account
-          const row = await findOrCreateOAuthUser(await getDb(), email, profile?.name ?? user?.name);
-          token.sub = row.id;
+      // GitHub accounts are matched by their GitHub id, never by e-mail (oauth-accounts.ts).
+      // A refused sign-in goes back to the sign-in page, which explains the error code.
+      async signIn({ account, profile, user }) {
+        if (account?.provider !== GITHUB) return true;
+        const result = await resolveGitHubSignIn(await getDb(), {
+          providerAccountId: account.providerAccountId,
+          email: profile?.email,
+          // The provider's user falls back to the GitHub login when no name is set.
+          name: profile?.name ?? user?.name,
+        });
+        return result.refused ? `/sign-in?error=${result.refused}` : true;
+      },
+      async jwt({ token, user, account }) {
+        if (account?.provider === GITHUB) {
+          // signIn above has just linked the account: the session is the linked user.
+          const linked = await selectUserByOAuthAccount(await getDb(), GITHUB, account.providerAccountId);
+          if (!linked) return null;
+          token.sub = linked.id;
+          token.email = linked.email;
+          token.name = linked.name;
         } else if (user?.id) {
           token.sub = user.id;
         }

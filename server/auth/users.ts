@@ -34,11 +34,3 @@ export async function createUserWithPassword(db: Database, input: { email: strin
   if (!user) throw new EmailTakenError();
   return user;
 }
-
-/** The user for an OAuth sign-in: found by email, or created without a password. */
-export async function findOrCreateOAuthUser(db: Database, email: string, name: string | null | undefined) {
-  const normalized = normalizeEmail(email);
-  await db.insert(users).values({ email: normalized, name: name ?? null }).onConflictDoNothing();
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalized));
-  return user!;
-}
