@@ -29,6 +29,13 @@ export async function openPostgres(
     // Idle connections are closed so that a database restart heals on its own.
     idle_timeout: 30,
     connect_timeout: 5,
+    // Seconds before a connection tries again after its last attempt failed; `retries`
+    // counts the pool's failures since its last success. postgres.js's default grows to
+    // 20 s, so a dozen refusals into an outage a request waits 10-20 s before it even
+    // tries, and so may the first one after the database is back. 0.1, 0.2, 0.4, then
+    // 0.5 s at most: queued requests wait one backoff each. The jitter (half to all of
+    // it) keeps the connections of every instance from reconnecting in step.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2),
     onnotice: () => {},
     connection: {
       application_name: 'contract-data-api',

@@ -43,6 +43,29 @@ const optionalString = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
+/** At most 10 proxies in a chain: a larger count is a typo, not a deployment. */
+const MAX_PROXY_HOPS = 10;
+
+const proxyHops = z
+  .string()
+  .trim()
+  .regex(/^(0|[1-9][0-9]*)$/, `must be a whole number from 0 to ${MAX_PROXY_HOPS}`)
+  .transform(Number)
+  .refine((n) => n <= MAX_PROXY_HOPS, `must be a whole number from 0 to ${MAX_PROXY_HOPS}`)
+  .optional();
+
+// X-Forwarded-For is a list that clients can start (TRUSTED_PROXY_HOPS reads it from the
+// end); Forwarded has its own syntax (for=…;proto=…). Neither is a single address.
+const LIST_HEADERS = new Set(['x-forwarded-for', 'forwarded']);
+
+const headerName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name such as x-real-ip')
+  .refine((h) => !LIST_HEADERS.has(h), 'must name a header holding one address; for X-Forwarded-For set TRUSTED_PROXY_HOPS instead')
+  .optional();
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
@@ -67,6 +90,13 @@ const envSchema = z.object({
   RATE_LIMIT_EXPORT_WINDOW_SECONDS: positiveInt(3600),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
+  // Where the client address of the failed-authentication limit comes from (server/rest/client-address.ts).
+  TRUSTED_PROXY_HOPS: proxyHops,
+  CLIENT_ADDRESS_HEADER: headerName,
+  // Set to 1 by Vercel on its builds and functions: its edge overwrites X-Real-IP.
+  VERCEL: z.string().optional(),
+  // Longest a REST request may take before it answers 503 (server/rest/deadline.ts).
+  REQUEST_DEADLINE_MS: positiveInt(8000),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -92,6 +122,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
   }
   if (Boolean(c.UPSTASH_REDIS_REST_URL) !== Boolean(c.UPSTASH_REDIS_REST_TOKEN)) {
     problems.push('UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set together (or neither)');
+  }
+  if (c.TRUSTED_PROXY_HOPS !== undefined && c.CLIENT_ADDRESS_HEADER) {
+    problems.push('CLIENT_ADDRESS_HEADER and TRUSTED_PROXY_HOPS are two ways to find the client address: set one of them');
   }
   if (c.NODE_ENV === 'production' && !c.AUTH_SECRET) {
     problems.push(
@@ -133,7 +166,32 @@ export function parseConfig(env: Record<string, string | undefined>) {
       authFailures: { limit: c.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, windowSeconds: 60 },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
+    clientAddress: clientAddressSource(c),
+    requestDeadlineMs: c.REQUEST_DEADLINE_MS,
   };
+}
+
+/**
+ * Where the client address comes from. Only a header that something in front of the app
+ * writes on every request can be trusted: Next.js's own server keeps whatever
+ * X-Forwarded-For and X-Real-IP the client sent (it only fills X-Forwarded-For in when
+ * it is absent), so with no proxy configured there is no trustworthy address at all.
+ */
+export type ClientAddressSource =
+  /** A header the platform or proxy overwrites on every request (X-Real-IP on Vercel). */
+  | { from: 'header'; header: string }
+  /** The entry `hops` places from the end of X-Forwarded-For, appended by the trusted proxies. */
+  | { from: 'x-forwarded-for'; hops: number }
+  /** Nothing trustworthy: every client shares one bucket. */
+  | { from: 'none' };
+
+function clientAddressSource(c: z.infer<typeof envSchema>): ClientAddressSource {
+  if (c.CLIENT_ADDRESS_HEADER) return { from: 'header', header: c.CLIENT_ADDRESS_HEADER };
+  if (c.TRUSTED_PROXY_HOPS !== undefined) {
+    return c.TRUSTED_PROXY_HOPS > 0 ? { from: 'x-forwarded-for', hops: c.TRUSTED_PROXY_HOPS } : { from: 'none' };
+  }
+  if (c.VERCEL === '1') return { from: 'header', header: 'x-real-ip' };
+  return { from: 'none' };
 }
 
 /** Where the embedded database and generated development secrets live (git-ignored). */

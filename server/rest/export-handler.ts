@@ -8,7 +8,8 @@ import { AppError } from '@/server/errors';
 import { createInnerContext } from '@/server/trpc/init';
 import { authenticateApiRequest } from './authenticate';
 import { baseApiHeaders } from './openapi-handler';
-import { clientIpOf, describeForLog, errorResponse, newRequestId, toAppError } from './responses';
+import { clientAddressOf } from './client-address';
+import { describeForLog, errorResponse, newRequestId, toAppError } from './responses';
 
 const MAX_BODY_BYTES = 16 * 1024;
 const PAGE_SIZE = 1000;
@@ -35,7 +36,7 @@ export async function handleExportRequest(req: Request): Promise<Response> {
       db,
       requestId,
       headers: req.headers,
-      clientIp: clientIpOf(req.headers),
+      clientIp: clientAddressOf(req.headers),
       setHeader: (name, value) => headers.set(name, value),
     });
     const caller = await authenticateApiRequest(ctx, 'export');

@@ -4,7 +4,8 @@ import { getDb, type Database } from '@/db/client';
 import { AppError, type ErrorDetail } from '@/server/errors';
 import { restRouter } from '@/server/trpc/root';
 import { createInnerContext } from '@/server/trpc/init';
-import { clientIpOf, errorResponse, newRequestId, toAppError } from './responses';
+import { clientAddressOf } from './client-address';
+import { errorResponse, newRequestId, toAppError } from './responses';
 import { API_PREFIX } from './paths';
 import { allowedMethods } from './routes';
 
@@ -89,7 +90,7 @@ function openApiHandler(): NodeHandler {
         db: state.db,
         requestId: state.requestId,
         headers: state.requestHeaders,
-        clientIp: clientIpOf(state.requestHeaders),
+        clientIp: clientAddressOf(state.requestHeaders),
         setHeader: (name, value) => state.responseHeaders.set(name, value),
       });
     },

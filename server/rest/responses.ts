@@ -84,13 +84,3 @@ export function describeForLog(error: unknown): string {
   const frames = error instanceof Error ? (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)) : [];
   return [...lines, ...frames].join('\n');
 }
-
-/** The client's address as the nearest proxy reports it. */
-export function clientIpOf(headers: Headers): string {
-  const real = headers.get('x-real-ip');
-  if (real) return real.trim();
-  const forwarded = headers.get('x-forwarded-for');
-  // The last entry is the one added by the proxy in front of us; earlier ones are the client's word.
-  if (forwarded) return forwarded.split(',').at(-1)!.trim();
-  return 'unknown';
-}

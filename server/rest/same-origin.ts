@@ -9,12 +9,33 @@ export function isSameOriginRequest(req: Request): boolean {
   if (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none') return false;
   const origin = req.headers.get('origin');
   if (origin) {
-    const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
     try {
-      return new URL(origin).host === host;
+      const expected = new URL(origin);
+      const host = publicHostOf(req.headers);
+      // Parsed with the Origin's scheme, so that case and a default port ("example.com:443")
+      // compare as the browser wrote them; a host that does not parse is no match.
+      return host !== undefined && new URL(`${expected.protocol}//${host}`).host === expected.host;
     } catch {
       return false;
     }
   }
   return true;
+}
+
+/**
+ * The host the browser addressed. Behind proxies X-Forwarded-Host may be a list, one
+ * entry per proxy: the first is what the proxy nearest the browser saw. `next start`
+ * fills it in from Host when no proxy did.
+ *
+ * It is read whatever the client-address setting says: the threat here is a page in the
+ * victim's browser, and a cross-site page cannot send X-Forwarded-Host (a custom header
+ * needs a CORS preflight, which this app never grants). A client that sends it directly
+ * has no victim's cookie to abuse. Ignoring it without a trusted proxy would only refuse
+ * the own pages of a deployment behind a proxy that rewrites Host.
+ */
+function publicHostOf(headers: Headers): string | undefined {
+  const forwarded = headers.get('x-forwarded-host')?.split(',')[0]?.trim();
+  const host = forwarded || headers.get('host')?.trim();
+  // Only a host[:port]: anything the URL parser would read as a path or user name is no host.
+  return host && /^[^\s/\\?#@]+$/.test(host) ? host : undefined;
 }

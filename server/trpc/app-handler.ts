@@ -1,7 +1,8 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { getDb } from '@/db/client';
 import { currentUser } from '@/server/auth/session';
-import { clientIpOf, describeForLog, newRequestId } from '@/server/rest/responses';
+import { clientAddressOf } from '@/server/rest/client-address';
+import { describeForLog, newRequestId } from '@/server/rest/responses';
 import { isSameOriginRequest } from '@/server/rest/same-origin';
 import { createInnerContext } from './init';
 import { internalRouter } from './root';
@@ -26,7 +27,7 @@ export async function handleAppTrpcRequest(req: Request): Promise<Response> {
         db: await getDb(),
         requestId,
         headers: req.headers,
-        clientIp: clientIpOf(req.headers),
+        clientIp: clientAddressOf(req.headers),
         sessionUser: await currentUser(),
       }),
     onError: ({ error }) => {

@@ -19,6 +19,10 @@ import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 
 process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
 process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
+// Past connect_timeout, so that a host that never answers is still reported by the pool
+// (CONNECT_TIMEOUT); a connection gone silent is answered by the deadline.
+const REQUEST_DEADLINE_MS = 5_500;
+process.env.REQUEST_DEADLINE_MS = String(REQUEST_DEADLINE_MS);
 
 const STATEMENT_TIMEOUT_MS = 500;
 /** postgres.js connect_timeout in db/client.ts. */
@@ -55,7 +59,9 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
     await db?.drop();
     // Each failure was logged as one line naming the cause, never as a request's details.
     expect(logged.length).toBeGreaterThan(0);
-    for (const line of logged) expect(line).toMatch(/^\[req_[0-9a-f]{32}\] database unavailable: [A-Z0-9_]+$/);
+    for (const line of logged) {
+      expect(line).toMatch(/^\[req_[0-9a-f]{32}\] (database unavailable: [A-Z0-9_]+|request deadline of \d+ ms passed: answered 503)$/);
+    }
   });
 
   // The three operations; the key cache is emptied first, so the key lookup meets the fault too.
@@ -123,33 +129,37 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
   }, 20_000);
 
   /**
-   * KNOWN GAP (see docs/reliability.md): when the database stops answering on a connection
-   * that is already open (a frozen host, a network partition), statement_timeout cannot
-   * help (it runs in the server) and postgres.js has no client-side deadline, so the
-   * request waits until TCP gives up, minutes later. The fix is a deadline per request in
-   * the REST handlers (503 after statement timeout + connect timeout). `it.fails` until then.
+   * When the database stops answering on a connection that is already open (a frozen
+   * host, a network partition), statement_timeout cannot help (it runs in the server) and
+   * postgres.js has no client-side deadline: without the request deadline of
+   * server/rest/deadline.ts the request would wait until TCP gives up, minutes later.
    */
-  it.fails('a database that goes silent on an open connection: 503 within a few seconds, not a hang', async () => {
+  it('a database that goes silent on an open connection: 503 at the request deadline, not a hang', async () => {
     expectServed(await everyOperation()); // connections open
     proxy.freeze();
+    const deadlineLines = () => logged.filter((line) => line.includes(`request deadline of ${REQUEST_DEADLINE_MS} ms passed`)).length;
+    const before = deadlineLines();
     try {
-      expectServiceUnavailable(await withDeadline(everyOperation(), CONNECT_TIMEOUT_MS + PROMPT_MS), CONNECT_TIMEOUT_MS + PROMPT_MS);
+      const answers = await withDeadline(everyOperation(), REQUEST_DEADLINE_MS + PROMPT_MS);
+      expectServiceUnavailable(answers, REQUEST_DEADLINE_MS + PROMPT_MS);
+      // Answered by the deadline, not by some earlier failure.
+      for (const answer of answers) expect(answer.ms).toBeGreaterThanOrEqual(REQUEST_DEADLINE_MS - 50);
+      expect(deadlineLines() - before).toBe(answers.length);
     } finally {
-      await proxy.restore(); // the stuck statements complete and free their connections
+      // Frozen connections lost the queries sent meanwhile and never answer; the next
+      // test's cut (or the pool's close) ends them.
+      await proxy.restore();
     }
   }, 20_000);
 
   /**
-   * KNOWN BUG (see docs/reliability.md): postgres.js waits before reconnecting, with a
-   * backoff that grows with every failed attempt of the pool (3^n / 100 s, up to 20 s).
-   * After a dozen failures in an outage, a request waits 10 to 20 s before it even tries,
-   * and so may the first request after the database is back. db/client.ts must bound it
-   * (`backoff` option of postgres(), for example at most 0.5 s: queued requests wait one
-   * backoff each, 12 concurrent requests on 4 connections wait about 3). Until then this test is
-   * expected to fail: `it.fails` passes while the bug exists and fails once it is fixed,
-   * when it must become a plain `it`.
+   * postgres.js waits before reconnecting, with a backoff that by default grows with every
+   * failed attempt of the pool (3^n / 100 s, up to 20 s): a dozen failures into an outage,
+   * a request waited 10 to 20 s before it even tried, and so could the first request after
+   * the database was back. db/client.ts bounds it at half a second: queued requests wait
+   * one backoff each, 12 concurrent requests on 4 connections about 3 at most.
    */
-  it.fails('a sustained outage: every request still answers within a few seconds, and recovery is immediate', async () => {
+  it('a sustained outage: every request still answers within a few seconds, and recovery is immediate', async () => {
     await proxy.cut();
     try {
       for (let round = 0; round < 4; round++) {

@@ -1,12 +1,16 @@
+import { withRequestDeadline } from '@/server/rest/deadline';
 import { headOf } from '@/server/rest/head';
 import { handleRestRequest } from '@/server/rest/openapi-handler';
 
 export const dynamic = 'force-dynamic';
 
-export const GET = handleRestRequest;
-export const HEAD = headOf(handleRestRequest);
-export const POST = handleRestRequest;
-export const PUT = handleRestRequest;
-export const PATCH = handleRestRequest;
-export const DELETE = handleRestRequest;
-export const OPTIONS = handleRestRequest;
+// Every answer within REQUEST_DEADLINE_MS, a 503 otherwise (server/rest/deadline.ts).
+const handle = withRequestDeadline(handleRestRequest);
+
+export const GET = handle;
+export const HEAD = headOf(handle);
+export const POST = handle;
+export const PUT = handle;
+export const PATCH = handle;
+export const DELETE = handle;
+export const OPTIONS = handle;
