@@ -20,12 +20,16 @@ function typeOf(schema: Json | undefined): string {
   return parts.join(' ');
 }
 
-function curlFor(baseUrl: string, method: string, path: string): string {
+function curlFor(baseUrl: string, method: string, path: string, op: Json): string {
+  // An operation without security (the calendar feed) is opened by the token in its path, not a key.
+  if (Array.isArray(op.security) && op.security.length === 0) {
+    return `curl "${baseUrl}${path.replace('{token}', '$FEED_TOKEN')}" \\\n  -o contracts.ics`;
+  }
   const url = `${baseUrl}${path.replace('{id}', '3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c')}`;
   if (method === 'post') {
-    return `curl -X POST "${url}" \\\n  -H "X-API-Key: $CONTRACT_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"status": "completed"}' \\\n  -o contracts.csv`;
+    return `curl -X POST "${url}" \\\n  -H "X-API-Key: $CONTRACT_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"renewing_within_days": 90, "sort": "renewal_date", "bom": true}' \\\n  -o contracts.csv`;
   }
-  const query = path === '/contracts' ? '?status=completed&limit=20' : '';
+  const query = path === '/contracts' ? '?expiring_within_days=90&sort=expiration_date&limit=20' : '';
   return `curl "${url}${query}" \\\n  -H "X-API-Key: $CONTRACT_API_KEY"`;
 }
 
@@ -101,7 +105,7 @@ export function ApiReference({ doc }: { doc: Json }) {
                   </span>
                 ))}
               </p>
-              <pre className="code">{curlFor(baseUrl, method, path)}</pre>
+              <pre className="code">{curlFor(baseUrl, method, path, op)}</pre>
             </section>
           );
         }),

@@ -3,7 +3,10 @@
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 
-const ENTRIES = [{ href: '/settings/api-keys', label: 'API Keys' }];
+const ENTRIES = [
+  { href: '/settings/api-keys', label: 'API Keys' },
+  { href: '/settings/calendar', label: 'Calendar feeds' },
+];
 
 export function SettingsNav() {
   const pathname = usePathname();

@@ -187,8 +187,8 @@ test.afterAll(async () => {
   await http?.dispose();
 });
 
-test('the served OpenAPI document describes the three operations and the key header', () => {
-  expect([...doc.operationIds.keys()].sort()).toEqual(['GET /contracts', 'GET /contracts/{id}', 'POST /contracts/export']);
+test('the served OpenAPI document describes the four operations and the key header', () => {
+  expect([...doc.operationIds.keys()].sort()).toEqual(['GET /calendar/{token}.ics', 'GET /contracts', 'GET /contracts/{id}', 'POST /contracts/export']);
   const schemes = (doc.definition.components as { securitySchemes: Record<string, unknown> }).securitySchemes;
   expect(Object.values(schemes)).toContainEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }));
   expect(String(doc.definition.openapi)).toMatch(/^3\./);

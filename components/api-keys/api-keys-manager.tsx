@@ -1,7 +1,8 @@
 'use client';
 
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_ACTIVE_KEYS, NAME_MAX_LENGTH, type ExpiryChoice } from '@/server/api-keys/constants';
+import { Modal } from '@/components/modal';
 import { trpc } from '../trpc-client';
 import { DateOnly, RelativeTime } from './time';
 import { toRow, type ApiKeyRow } from './types';
@@ -154,45 +155,6 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
 }
 
 /** A modal built on <dialog>: the browser keeps focus inside it and Escape closes it. */
-function Modal({
-  title,
-  onClose,
-  children,
-  footer,
-  dismissible = true,
-}: {
-  title: string;
-  onClose: () => void;
-  children: ReactNode;
-  footer: ReactNode;
-  /** Whether Escape closes it; the dialog that shows a new key closes only by its button. */
-  dismissible?: boolean;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const titleId = useId();
-  useEffect(() => {
-    const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
-  }, []);
-  return (
-    <dialog
-      ref={ref}
-      aria-labelledby={titleId}
-      onCancel={(event) => {
-        event.preventDefault();
-        if (dismissible) onClose();
-      }}
-    >
-      <div className="dialog-body">
-        <h2 id={titleId}>{title}</h2>
-        {children}
-      </div>
-      <div className="dialog-actions">{footer}</div>
-    </dialog>
-  );
-}
-
 function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (name: string, key: string) => Promise<void> }) {
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState<string>(String(DEFAULT_EXPIRY));

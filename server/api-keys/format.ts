@@ -1,20 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
- * API key format, after GitHub's tokens: a prefix that names the product, 32 base62
- * characters from a cryptographic source (190 bits), then the CRC32 of those characters
- * as 6 base62 characters. The prefix lets secret scanners recognise a leaked key; the
- * checksum rejects a mistyped key before any database lookup.
+ * Secret token format, after GitHub's tokens: a prefix that names the product and the
+ * kind of token, 32 base62 characters from a cryptographic source (190 bits), then the
+ * CRC32 of those characters as 6 base62 characters. The prefix lets secret scanners
+ * recognise a leaked token and keeps the kinds apart (an API key is never a calendar feed
+ * token: each kind only accepts its own prefix); the checksum rejects a mistyped token
+ * before any database lookup.
  *
- *   cdapi_<32 random base62><6 checksum base62>   (44 characters)
+ *   cdapi_<32 random base62><6 checksum base62>   (44 characters): API keys, below
+ *   cdcal_<32 random base62><6 checksum base62>   calendar feeds (server/calendar/token-format.ts)
  */
-export const KEY_PREFIX = 'cdapi_';
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
-export const KEY_LENGTH = KEY_PREFIX.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
 
 /** Uniform base62 characters: bytes >= 248 (4 × 62) are rejected to avoid modulo bias. */
 function randomBase62(length: number): string {
@@ -59,24 +59,65 @@ export function checksumOf(randomPart: string): string {
   return toBase62(crc32(randomPart), CHECKSUM_LENGTH);
 }
 
+/** SHA-256, hex: what is stored. A slow hash adds nothing for 190 random bits. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** One kind of token: the format above with its own prefix. */
+export interface TokenFormat {
+  readonly prefix: string;
+  readonly length: number;
+  generate(): string;
+  /** Whether the text has this kind's prefix, the format and a correct checksum (no database involved). */
+  isWellFormed(text: string): boolean;
+  /** The non-secret hint shown in lists: prefix and last four characters. */
+  hint(token: string): string;
+}
+
+export function tokenFormat(prefix: string): TokenFormat {
+  // The prefix goes into a regular expression as is: letters and a final underscore only.
+  if (!/^[a-z]+_$/.test(prefix)) throw new Error(`token prefix must be lower-case letters and "_": ${prefix}`);
+  const length = prefix.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
+  const pattern = new RegExp(`^${prefix}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+  return {
+    prefix,
+    length,
+    generate() {
+      const random = randomBase62(RANDOM_LENGTH);
+      return `${prefix}${random}${checksumOf(random)}`;
+    },
+    isWellFormed(text) {
+      if (text.length !== length || !pattern.test(text)) return false;
+      const random = text.slice(prefix.length, prefix.length + RANDOM_LENGTH);
+      return checksumOf(random) === text.slice(prefix.length + RANDOM_LENGTH);
+    },
+    hint: (token) => `${prefix}…${token.slice(-4)}`,
+  };
+}
+
+// API keys ------------------------------------------------------------------------------
+
+const apiKeyFormat = tokenFormat('cdapi_');
+
+export const KEY_PREFIX = apiKeyFormat.prefix;
+export const KEY_LENGTH = apiKeyFormat.length;
+
 export function generateApiKey(): string {
-  const random = randomBase62(RANDOM_LENGTH);
-  return `${KEY_PREFIX}${random}${checksumOf(random)}`;
+  return apiKeyFormat.generate();
 }
 
 /** Whether the text has the key format and a correct checksum (no database involved). */
 export function isWellFormedApiKey(text: string): boolean {
-  if (text.length !== KEY_LENGTH || !KEY_PATTERN.test(text)) return false;
-  const random = text.slice(KEY_PREFIX.length, KEY_PREFIX.length + RANDOM_LENGTH);
-  return checksumOf(random) === text.slice(KEY_PREFIX.length + RANDOM_LENGTH);
+  return apiKeyFormat.isWellFormed(text);
 }
 
-/** SHA-256, hex: what is stored. A slow hash adds nothing for 190 random bits. */
+/** SHA-256, hex: what is stored. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hashToken(key);
 }
 
 /** The non-secret hint shown in lists: prefix and last four characters. */
 export function hintOf(key: string): string {
-  return `${KEY_PREFIX}…${key.slice(-4)}`;
+  return apiKeyFormat.hint(key);
 }

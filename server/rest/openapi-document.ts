@@ -1,4 +1,5 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { calendarFeedOpenApi } from '@/server/calendar/openapi';
 import { errorEnvelope, EXPORT_COLUMNS, exportContractsBody } from '@/server/contracts/schemas';
 import { restRouter } from '@/server/trpc/root';
 import { API_PREFIX, EXPORT_PATH } from './paths';
@@ -121,6 +122,10 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       Object.assign(responses, errorResponses(ERRORS_OF[key] ?? [400, 401, 429, 500]));
     }
   }
+  // The calendar feed has no API key: it is added whole, after the pass above.
+  const calendar = calendarFeedOpenApi({ errorResponses });
+  Object.assign(doc.paths as Json, calendar.paths);
+  doc.tags = [...(doc.tags as Json[]), calendar.tag];
   return doc;
 }
 

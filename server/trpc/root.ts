@@ -1,5 +1,6 @@
 import { router } from './init';
 import { apiKeysRouter } from './routers/api-keys';
+import { calendarFeedsRouter } from './routers/calendar-feeds';
 import { contractsRouter } from './routers/contracts';
 
 /**
@@ -14,6 +15,7 @@ export const restRouter = router({
 
 export const internalRouter = router({
   apiKeys: apiKeysRouter,
+  calendarFeeds: calendarFeedsRouter,
 });
 
 export type InternalRouter = typeof internalRouter;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { createResponseValidator } from '../helpers/openapi-validator';
 import { apiRequest, BASE, CLIENT_ADDRESS, send, V1, type Answer, type ErrorJson } from './support/api';
-import { createDemoWorld, type DemoUser, type DemoWorld } from './support/world';
+import { createDemoWorld, type DemoUser, type DemoWorld, type ModelContract } from './support/world';
 
 /**
  * Property: requests generated from the served OpenAPI document, valid and invalid, for
@@ -33,6 +33,11 @@ interface Schema {
   pattern?: string;
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  items?: Schema;
+  minItems?: number;
+  uniqueItems?: boolean;
   properties?: Record<string, Schema>;
   additionalProperties?: boolean;
 }
@@ -81,9 +86,9 @@ const operations: Operation[] = Object.entries(document.paths as Record<string, 
     };
   }),
 );
-// "Columns: id, title, ... ." in the export operation's description.
+// "Columns: id, title, ..., or the body's ..." in the export operation's description.
 const exportOperation = operations.find((o) => o.body !== undefined)!;
-const documentedColumns = /Columns: ([a-z_, ]+)\./
+const documentedColumns = /Columns: ([a-z_, ]+?), or /
   .exec(String(((document.paths as Json)[exportOperation.template] as Record<string, Json>).post!.description))![1]!
   .split(', ');
 
@@ -99,7 +104,25 @@ function validScalar(schema: Schema, value: string): boolean {
     return n >= (schema.minimum ?? -Infinity) && n <= (schema.maximum ?? Infinity);
   }
   if (schema.pattern && !new RegExp(schema.pattern).test(value)) return false;
+  const length = [...value].length;
+  if (length < (schema.minLength ?? 0) || length > (schema.maxLength ?? Infinity)) return false;
   return true;
+}
+
+/** A JSON value of a request body against its property's schema; the filter's text form, or undefined when invalid. */
+function validJson(schema: Schema, value: unknown): string | undefined {
+  if (schema.type === 'integer') {
+    if (typeof value !== 'number' || !Number.isInteger(value)) return undefined;
+    return value >= (schema.minimum ?? -Infinity) && value <= (schema.maximum ?? Infinity) ? String(value) : undefined;
+  }
+  if (schema.type === 'boolean') return typeof value === 'boolean' ? String(value) : undefined;
+  if (schema.type === 'array') {
+    if (!Array.isArray(value) || value.length < (schema.minItems ?? 0)) return undefined;
+    if (schema.uniqueItems && new Set(value).size !== value.length) return undefined;
+    if (!value.every((item) => validJson(schema.items!, item) !== undefined)) return undefined;
+    return value.join(',');
+  }
+  return typeof value === 'string' && validScalar(schema, value) ? canonical(schema, value) : undefined;
 }
 
 /** UUIDs name the same thing in any case (RFC 9562); the API compares them lower-cased. */
@@ -121,8 +144,9 @@ function validBody(schema: Schema, text: string | undefined): { valid: boolean; 
       if (schema.additionalProperties === false) return { valid: false, filters };
       continue;
     }
-    if (typeof v !== 'string' || !validScalar(property, v)) return { valid: false, filters };
-    filters[name] = canonical(property, v);
+    const text = validJson(property, v);
+    if (text === undefined) return { valid: false, filters };
+    filters[name] = text;
   }
   return { valid: true, filters };
 }
@@ -148,6 +172,9 @@ interface Generated {
 }
 
 const userArb = fc.constantFrom<DemoUser>('alice', 'bob', 'carol');
+const dateArb = fc
+  .date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true })
+  .map((d) => d.toISOString().slice(0, 10));
 
 const keyArb: fc.Arbitrary<KeyChoice> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('valid' as const), user: userArb, decorate: fc.constantFrom('none' as const, 'padded' as const) }) },
@@ -177,13 +204,23 @@ function valueArb(schema: Schema): fc.Arbitrary<string> {
   } else if (schema.format === 'uuid') {
     const known = [...world.contracts.map((c) => c.id), ...world.contracts.flatMap((c) => (c.organizationId ? [c.organizationId] : []))];
     valid.push(fc.constantFrom(...known), fc.constantFrom(...known).map((id) => id.toUpperCase()), fc.uuid({ version: 4 }));
-  } else valid.push(fc.string({ maxLength: 20 }));
+  } else if (schema.format === 'date') {
+    valid.push(dateArb, fc.constantFrom(...world.contracts.flatMap((c) => [c.expirationDate, c.renewalDate]).filter((d): d is string => d !== null)));
+  } else if (schema.format === 'date-time') {
+    valid.push(
+      fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+      fc.constantFrom(...world.contracts.map((c) => c.updatedAt.toISOString())),
+      fc.constantFrom(...world.contracts.map((c) => c.updatedAt.toISOString().replace('Z', '+00:00'))),
+    );
+  } else valid.push(fc.string({ maxLength: 20 }), fc.constantFrom('acme', 'LEASE', 'Globex', '%', '_', "'", 'Berlin'));
   const invalid: fc.Arbitrary<string>[] = [fc.constantFrom(...edgeStrings), fc.string({ unit: 'grapheme', maxLength: 40 })];
   if (schema.type === 'integer') {
     invalid.push(fc.constantFrom(String((schema.minimum ?? 0) - 1), String((schema.maximum ?? 1e15) + 1)));
   }
   if (schema.enum) invalid.push(fc.constantFrom(...schema.enum).map((v) => v.toUpperCase()));
   if (schema.format === 'uuid') invalid.push(fc.uuid({ version: 4 }).map((u) => `${u}0`), fc.uuid({ version: 4 }).map((u) => u.replaceAll('-', '')));
+  if (schema.format === 'date') invalid.push(fc.constantFrom('2027-02-29', '2027-13-01', '0000-01-01', '2027-1-1', '20270101', '2027-01-01T00:00:00Z'));
+  if (schema.format === 'date-time') invalid.push(fc.constantFrom('2026-11-01', '2026-11-01T00:00:00', '0000-06-01T00:00:00Z', '2026-11-01 00:00:00Z'));
   return fc.oneof({ weight: 3, arbitrary: fc.oneof(...valid) }, { weight: 2, arbitrary: fc.oneof(...invalid) });
 }
 
@@ -199,10 +236,32 @@ function occurrencesArb(p: Parameter): fc.Arbitrary<string[]> {
   );
 }
 
+/** A JSON value for a body property: mostly of its type, sometimes the text form a query would use. */
+function jsonValueArb(schema: Schema): fc.Arbitrary<unknown> {
+  if (schema.type === 'integer') {
+    const min = schema.minimum ?? 0;
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.integer({ min, max: Math.min(schema.maximum ?? min + 200, min + 400) }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>(min - 1, (schema.maximum ?? 1e9) + 1, 1.5, String(min), null) },
+    );
+  }
+  if (schema.type === 'boolean') return fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constantFrom<unknown>('true', 'false', 0, 1, null) });
+  if (schema.type === 'array') {
+    const names = schema.items!.enum!;
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.shuffledSubarray(names, { minLength: 1 }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>([], [names[0], names[0]], ['nope'], names.join(','), null) },
+    );
+  }
+  return valueArb(schema);
+}
+
 function bodyArb(schema: Schema): fc.Arbitrary<string | undefined> {
   const props = Object.entries(schema.properties ?? {});
+  // A few fields at a time, for the same reason as the query's parameters.
   const validObject = fc
-    .record(Object.fromEntries(props.map(([name, s]) => [name, valueArb(s)])), { requiredKeys: [] })
+    .shuffledSubarray(props, { maxLength: Math.min(4, props.length) })
+    .chain((chosen) => fc.record(Object.fromEntries(chosen.map(([name, s]) => [name, jsonValueArb(s)]))))
     .map((o) => JSON.stringify(o));
   return fc.oneof(
     { weight: 2, arbitrary: fc.constantFrom(undefined, '', '{}', '  \n') },
@@ -226,15 +285,37 @@ const extraHeadersArb = fc.subarray([
 ] as [string, string][]);
 
 const unknownQueryArb = fc.array(
-  fc.tuple(fc.constantFrom('utm_source', 'LIMIT', 'Status', 'sort', 'api_key', '_', 'limit[]', 'filter[status]'), fc.string({ maxLength: 10 })),
+  fc.tuple(fc.constantFrom('utm_source', 'LIMIT', 'Status', 'order', 'api_key', '_', 'limit[]', 'filter[status]', 'Q'), fc.string({ maxLength: 10 })),
   { maxLength: 2 },
 );
+
+/** A calendar feed token: a user's active one, a revoked one, an API key in its place, or anything. */
+function feedTokenArb(): fc.Arbitrary<string[]> {
+  return fc
+    .oneof(
+      { weight: 3, arbitrary: userArb.map((u) => world.feedTokens[u]) },
+      { weight: 1, arbitrary: fc.constantFrom(world.revokedFeedToken, world.keys.alice, world.feedTokens.bob.slice(0, -1), world.feedTokens.carol.toUpperCase()) },
+      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 50 }).filter((v) => !['.', '..'].includes(v)) },
+    )
+    .map((v) => [v]);
+}
 
 function operationRequestArb(op: Operation): fc.Arbitrary<Generated> {
   const params = op.parameters.filter((p) => p.in !== 'header');
   return fc
     .record({
-      values: fc.tuple(...params.map(occurrencesArb)),
+      // A few of the optional parameters at a time: with all of them, nearly every request
+      // would hold an invalid one and the 200 and 403 answers would go untested.
+      values: fc
+        .constant(params.filter((p) => !p.required).map((p) => p.name))
+        .chain((names) => fc.shuffledSubarray(names, { maxLength: Math.min(4, names.length) }))
+        .chain((chosen) =>
+          fc.tuple(
+            ...params.map((p) =>
+              p.in === 'path' && p.name === 'token' ? feedTokenArb() : p.required || chosen.includes(p.name) ? occurrencesArb(p) : fc.constant<string[]>([]),
+            ),
+          ),
+        ),
       pathId: fc.oneof(
         { weight: 5, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.constantFrom(...world.contracts.map((c) => c.id.toUpperCase())) },
@@ -300,9 +381,10 @@ function toRequest(g: Generated): Request | undefined {
   }
 }
 
-/** What the oracle expects: an exact status, and for 200 the contracts of the answer. */
+/** What the oracle expects: an exact status, and for 200 the contracts (or calendar events) of the answer. */
 function expectation(g: Generated): { status: number; rows?: string[] } {
   const op = g.operation!;
+  if (op.template.includes('{token}')) return feedExpectation(g.paramValues.token![0]!);
   if (g.key.kind === 'bad') return { status: 401 };
   const userId = world.userIdOf(g.key.user);
   for (const p of op.parameters.filter((q) => q.in !== 'header')) {
@@ -328,8 +410,84 @@ function expectation(g: Generated): { status: number; rows?: string[] } {
   }
   const org = filters.organization_id;
   if (org !== undefined && !world.organizationsOf(userId).includes(org)) return { status: 403 };
-  const rows = world.visible(userId, { status: filters.status, organizationId: org }).map((c) => c.id);
+  const today = new Date().toISOString().slice(0, 10);
+  const rows = world
+    .visible(userId)
+    .filter((c) => matchesFilters(c, filters, today))
+    .sort(sortOrder(filters.sort ?? '-created_at'))
+    .map((c) => c.id);
   return { status: 200, rows };
+}
+
+/**
+ * The feed: one event per expiration date and per renewal date of the owner's completed
+ * contracts, from 365 days before today on; anything but an active feed token is a 404.
+ */
+function feedExpectation(token: string): { status: number; rows?: string[] } {
+  const user = (Object.keys(world.feedTokens) as DemoUser[]).find((u) => world.feedTokens[u] === token);
+  if (!user) return { status: 404 };
+  const since = plusDays(new Date().toISOString().slice(0, 10), -365);
+  const events = world
+    .visible(world.userIdOf(user))
+    .filter((c) => c.status === 'completed')
+    .flatMap((c) => [c.expirationDate, c.renewalDate].filter((d): d is string => d !== null && d >= since).map((d) => `${c.id} ${d}`));
+  return { status: 200, rows: events };
+}
+
+// The documented meaning of each filter and sort, written from the document's descriptions.
+
+const plusDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+function matchesFilters(c: ModelContract, f: Record<string, string>, today: string): boolean {
+  // Extracted data exists only once completed.
+  const done = c.status === 'completed';
+  const expiration = done ? c.expirationDate : null;
+  const renewal = done ? c.renewalDate : null;
+  const within = (date: string | null, days: string | undefined) =>
+    days === undefined || (date !== null && date >= today && date <= plusDays(today, Number(days)));
+  const before = (date: string | null, bound: string | undefined) => bound === undefined || (date !== null && date < bound);
+  const after = (date: string | null, bound: string | undefined) => bound === undefined || (date !== null && date > bound);
+  const q = f.q?.toLowerCase();
+  return (
+    (f.status === undefined || c.status === f.status) &&
+    (f.organization_id === undefined || c.organizationId === f.organization_id) &&
+    within(expiration, f.expiring_within_days) &&
+    within(renewal, f.renewing_within_days) &&
+    before(expiration, f.expires_before) &&
+    after(expiration, f.expires_after) &&
+    before(renewal, f.renews_before) &&
+    after(renewal, f.renews_after) &&
+    (f.auto_renewal === undefined || (done && c.autoRenewal === (f.auto_renewal === 'true'))) &&
+    (q === undefined || [c.title, done ? c.provider : null, done ? c.client : null].some((t) => t !== null && t.toLowerCase().includes(q))) &&
+    (f.updated_since === undefined || c.updatedAt.getTime() >= Date.parse(f.updated_since))
+  );
+}
+
+/** A field, or -field; nulls last either way; ties by id in the same direction. */
+function sortOrder(sort: string): (a: ModelContract, b: ModelContract) => number {
+  const descending = sort.startsWith('-');
+  const field = descending ? sort.slice(1) : sort;
+  const keyOf = (c: ModelContract): string | number | null => {
+    const done = c.status === 'completed';
+    switch (field) {
+      case 'created_at': return c.createdAt.getTime();
+      case 'updated_at': return c.updatedAt.getTime();
+      case 'expiration_date': return done ? c.expirationDate : null;
+      case 'renewal_date': return done ? c.renewalDate : null;
+      case 'contract_value': return done ? c.contractValue : null;
+      case 'title': return c.title.toLowerCase();
+      default: throw new Error(`sort ${sort} is not documented`);
+    }
+  };
+  const direction = descending ? -1 : 1;
+  return (a, b) => {
+    const ka = keyOf(a);
+    const kb = keyOf(b);
+    if (ka === null || kb === null) {
+      if (ka !== kb) return ka === null ? 1 : -1;
+    } else if (ka !== kb) return (ka < kb ? -1 : 1) * direction;
+    return (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) * direction;
+  };
 }
 
 /** How often each operation answered each status: the run must cover every class. */
@@ -342,7 +500,7 @@ function check(g: Generated, answer: Answer) {
   expect(answer.status, where).toBeLessThan(500);
   expect(answer.headers.get('x-request-id'), where).toMatch(/^req_[0-9a-f]{32}$/);
   const type = answer.headers.get('content-type');
-  expect(['application/json; charset=utf-8', 'text/csv; charset=utf-8'], where).toContain(type);
+  expect(['application/json; charset=utf-8', 'text/csv; charset=utf-8', 'text/calendar; charset=utf-8'], where).toContain(type);
   validate(g.method, new URL(`${BASE}${V1}${g.path}`).pathname.slice(V1.length), answer);
 
   if (!g.operation) {
@@ -357,12 +515,24 @@ function check(g: Generated, answer: Answer) {
     expect((answer.json as ErrorJson).request_id, where).toBe(answer.headers.get('x-request-id'));
     return;
   }
+  if (type?.startsWith('text/calendar')) {
+    expect(answer.text.startsWith('BEGIN:VCALENDAR\r\n'), where).toBe(true);
+    expect(answer.text.endsWith('END:VCALENDAR\r\n'), where).toBe(true);
+    expect(answer.text.match(/^BEGIN:VEVENT\r$/gm)?.length ?? 0, where).toBe(expected.rows!.length);
+    return;
+  }
   if (type?.startsWith('text/csv')) {
-    expect(answer.text.endsWith('\r\n'), where).toBe(true);
-    const parsed = Papa.parse<string[]>(answer.text.slice(0, -2), { skipEmptyLines: false });
+    const body = g.body?.trim() ? (JSON.parse(g.body) as { columns?: string[]; bom?: boolean }) : {};
+    expect(answer.text.startsWith('\uFEFF'), where).toBe(body.bom === true);
+    const text = answer.text.replace(/^\uFEFF/, '');
+    expect(text.endsWith('\r\n'), where).toBe(true);
+    const parsed = Papa.parse<string[]>(text.slice(0, -2), { skipEmptyLines: false });
     expect(parsed.errors, where).toEqual([]);
-    expect(parsed.data[0], where).toEqual(documentedColumns);
-    expect(parsed.data.slice(1).map((r) => r[0]), where).toEqual(expected.rows);
+    const columns = body.columns ?? documentedColumns;
+    expect(parsed.data[0], where).toEqual(columns);
+    const records = parsed.data.slice(1);
+    expect(records.length, where).toBe(expected.rows!.length);
+    if (columns.includes('id')) expect(records.map((r) => r[columns.indexOf('id')]), where).toEqual(expected.rows);
     return;
   }
   const data = (answer.json as { data: Json }).data;
@@ -389,13 +559,14 @@ afterAll(async () => {
 });
 
 describe('requests generated from the OpenAPI document', () => {
-  it('the document describes three operations, each with its key header', () => {
+  it('the document describes four operations: three with the key header, the calendar feed with a token in its path', () => {
     expect(operations.map((o) => `${o.method} ${o.template}`).sort()).toEqual([
+      'GET /calendar/{token}.ics',
       'GET /contracts',
       'GET /contracts/{id}',
       'POST /contracts/export',
     ]);
-    for (const op of operations) expect(op.keyHeader).toBe('X-API-Key');
+    for (const op of operations) expect(op.keyHeader).toBe(op.template.includes('{token}') ? undefined : 'X-API-Key');
     expect(documentedColumns.length).toBeGreaterThan(10);
   });
 
@@ -415,6 +586,7 @@ describe('requests generated from the OpenAPI document', () => {
       'contracts-list': [200, 400, 401, 403],
       'contracts-get': [200, 400, 401, 404],
       'contracts-export': [200, 400, 401, 403],
+      'calendar-feed': [200, 404],
       'off-document': [404, 405],
     });
   }, 60_000);

@@ -3,6 +3,7 @@ import { contracts, memberships } from '@/db/schema';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { generateApiKey } from '@/server/api-keys/format';
 import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
+import { createCalendarFeed, revokeCalendarFeed } from '@/server/calendar/service';
 import { createTestDatabase } from '../../helpers/db';
 
 export type DemoUser = keyof typeof DEMO_USERS;
@@ -33,6 +34,9 @@ export interface DemoWorld {
   handle: DatabaseHandle;
   keys: Record<DemoUser, string>;
   badKeys: Record<'revoked' | 'expired' | 'unknown' | 'badChecksum' | 'garbage' | 'truncated', string>;
+  /** An active calendar feed token per demo user, and a revoked one. */
+  feedTokens: Record<DemoUser, string>;
+  revokedFeedToken: string;
   contracts: ModelContract[];
   userIdOf(user: DemoUser): string;
   organizationsOf(userId: string): string[];
@@ -62,6 +66,14 @@ export async function createDemoWorld(): Promise<DemoWorld> {
     truncated: valid.slice(0, -6),
   };
 
+  const feedTokens = {} as Record<DemoUser, string>;
+  const tokenOf = (url: string) => decodeURIComponent(url.split('/').at(-1)!.replace(/\.ics$/, ''));
+  for (const user of Object.keys(DEMO_USERS) as DemoUser[]) {
+    feedTokens[user] = tokenOf((await createCalendarFeed(handle.db, DEMO_USERS[user].id, { name: 'world' }, 'http://localhost:3000')).url);
+  }
+  const revokedFeed = await createCalendarFeed(handle.db, DEMO_USERS.bob.id, { name: 'revoked' }, 'http://localhost:3000');
+  await revokeCalendarFeed(handle.db, DEMO_USERS.bob.id, revokedFeed.feed.id);
+
   const rows = await handle.db
     .select({
       id: contracts.id,
@@ -88,6 +100,8 @@ export async function createDemoWorld(): Promise<DemoWorld> {
     handle,
     keys,
     badKeys,
+    feedTokens,
+    revokedFeedToken: tokenOf(revokedFeed.url),
     contracts: rows,
     userIdOf: (user) => DEMO_USERS[user].id,
     organizationsOf,

@@ -1,0 +1,32 @@
+import type { Metadata } from 'next';
+import { CalendarFeedsManager } from '@/components/calendar-feeds/calendar-feeds-manager';
+import { toFeedRow } from '@/components/calendar-feeds/types';
+import { getDb } from '@/db/client';
+import { requireUser } from '@/server/auth/session';
+import { FEED_WINDOW_DAYS } from '@/server/calendar/constants';
+import { listCalendarFeeds } from '@/server/calendar/service';
+
+export const metadata: Metadata = { title: 'Calendar feeds' };
+
+export default async function CalendarFeedsPage() {
+  const user = await requireUser('/settings/calendar');
+  const feeds = await listCalendarFeeds(await getDb(), user.id);
+  return (
+    <section aria-labelledby="calendar-feeds-title">
+      <h2 id="calendar-feeds-title" style={{ fontSize: '1.3rem' }}>
+        Calendar feeds
+      </h2>
+      <p className="muted" style={{ maxWidth: 680 }}>
+        A calendar feed puts the renewal and expiration dates of your contracts into Google Calendar, Outlook or Apple Calendar:
+        one all-day event per date, for your personal contracts and those of every organisation you belong to, from{' '}
+        {FEED_WINDOW_DAYS === 365 ? 'a year' : `${FEED_WINDOW_DAYS} days`} ago onwards. Each event names the contract, its
+        parties and value, and links back to it. Your calendar app fetches the feed again every few hours.
+      </p>
+      <div className="alert alert-info" role="note" style={{ maxWidth: 680 }}>
+        Calendar apps cannot sign in, so the feed&rsquo;s address itself is the key: anyone who has it can read these dates. It
+        is shown once, when you create the feed. Revoke a feed here when you stop using it or if its address got out.
+      </div>
+      <CalendarFeedsManager initialFeeds={feeds.map(toFeedRow)} />
+    </section>
+  );
+}

@@ -1,0 +1,88 @@
+import type { ContractDetailRow } from '@/db/queries/contracts';
+import { FEED_WINDOW_DAYS } from './constants';
+import { addDays, allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
+
+/**
+ * What a calendar feed says about contracts: one all-day event per expiration date and
+ * per renewal date. Dates exist only for completed contracts (the API shows extracted
+ * data for those alone), and only dates from FEED_WINDOW_DAYS before today onwards are
+ * listed: a year of history lets people look back at what just ended, while years of
+ * expired contracts would only grow the file that every calendar app fetches again and again.
+ */
+
+export interface FeedSettings {
+  /** The public origin, for links back to the app. */
+  origin: string;
+  /** Its host, the domain part of every UID. */
+  host: string;
+  /** The first date listed (YYYY-MM-DD, inclusive). */
+  windowStart: string;
+}
+
+export function feedSettings(origin: string, now: Date): FeedSettings {
+  return { origin, host: new URL(origin).host, windowStart: windowStartOf(now) };
+}
+
+/** Today in UTC, minus FEED_WINDOW_DAYS days. */
+export function windowStartOf(now: Date): string {
+  return addDays(now.toISOString().slice(0, 10), -FEED_WINDOW_DAYS);
+}
+
+export function feedHeader(): string {
+  return calendarStart({
+    productId: '-//Contract Data//Contract renewals calendar//EN',
+    name: 'Contracts',
+    description: 'Renewal and expiration dates of your contracts and those of your organisations.',
+    refreshInterval: 'PT6H',
+  });
+}
+
+export function feedFooter(): string {
+  return calendarEnd();
+}
+
+const numbers = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+const withCents = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** "18,000 USD", "950.50 EUR": grouping for reading, the code rather than a symbol ($ is several currencies). */
+function formatValue(value: number | null, currency: string | null): string | undefined {
+  if (value === null) return currency ?? undefined;
+  const amount = Number.isInteger(value) ? numbers.format(value) : withCents.format(value);
+  return currency ? `${amount} ${currency}` : amount;
+}
+
+function description(row: ContractDetailRow, url: string): string {
+  const value = formatValue(row.contractValue, row.currency);
+  return [
+    row.provider !== null ? `Provider: ${row.provider}` : undefined,
+    row.client !== null ? `Client: ${row.client}` : undefined,
+    value !== undefined ? `Value: ${value}` : undefined,
+    // Google Calendar ignores the URL property: the link is in the text too.
+    `Contract: ${url}`,
+  ]
+    .filter((line): line is string => line !== undefined)
+    .join('\n');
+}
+
+/** The events of one contract, in a fixed order (expiration, then renewal). */
+export function contractEvents(row: ContractDetailRow, settings: FeedSettings): AllDayEvent[] {
+  if (row.status !== 'completed') return [];
+  const url = `${settings.origin}/contracts/${row.id}`;
+  const common = { stamp: row.updatedAt, description: description(row, url), url };
+  const events: AllDayEvent[] = [];
+  if (row.expirationDate !== null && row.expirationDate >= settings.windowStart) {
+    events.push({ ...common, uid: `${row.id}-expiration@${settings.host}`, date: row.expirationDate, summary: `Expires: ${row.title}` });
+  }
+  if (row.renewalDate !== null && row.renewalDate >= settings.windowStart) {
+    const summary = row.autoRenewal === true ? `Renews automatically: ${row.title}` : `Renews: ${row.title}`;
+    events.push({ ...common, uid: `${row.id}-renewal@${settings.host}`, date: row.renewalDate, summary });
+  }
+  return events;
+}
+
+/** The VEVENTs of a page of contracts, as text ('' when none of them has a date in the window). */
+export function eventsText(rows: readonly ContractDetailRow[], settings: FeedSettings): string {
+  let text = '';
+  for (const row of rows) for (const event of contractEvents(row, settings)) text += allDayEvent(event);
+  return text;
+}
