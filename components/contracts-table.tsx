@@ -1,120 +1,177 @@
 import Link from 'next/link';
-import { CONTRACT_STATUSES } from '@/db/schema';
+import type { toDetail } from '@/server/contracts/service';
+import { ActiveFilters, type ActiveFilter } from './contracts/active-filters';
+import { formatDate, formatDateTime, formatMoney, relativeDays } from './contracts/format';
+import { listHref, type ParamValues } from './contracts/list-state';
+import { Missing } from './contracts/missing';
+import { StatusBadge } from './contracts/status-badge';
+import styles from './contracts/contracts.module.css';
 
-interface ContractRow {
-  id: string;
-  title: string;
-  status: string;
-  file_name: string;
-  file_size: number;
-  created_at: string;
-  organization_id: string | null;
-}
+export type ContractRow = ReturnType<typeof toDetail>;
 
-const date = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeZone: 'UTC' });
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-export function ContractsTable(props: {
+export interface ContractsTableProps {
   contracts: ContractRow[];
   pagination: { limit: number; offset: number; total: number };
   organizations: { id: string; name: string }[];
-  filters: { status?: string; organizationId?: string };
-}) {
-  const { contracts, pagination, organizations, filters } = props;
+  /** The list's accepted parameters, kept by the page links. */
+  applied: ParamValues;
+  filters: ActiveFilter[];
+  sortLabel: string;
+  /** Today in UTC, for "in 9 days". */
+  today: string;
+  resetHref: string;
+}
+
+export function ContractsTable(props: ContractsTableProps) {
+  const { contracts, pagination, organizations, applied, filters, sortLabel, today, resetHref } = props;
   const orgName = new Map(organizations.map((o) => [o.id, o.name]));
-  const pageLink = (offset: number) => {
-    const q = new URLSearchParams();
-    if (filters.status) q.set('status', filters.status);
-    if (filters.organizationId) q.set('organization_id', filters.organizationId);
-    if (offset > 0) q.set('offset', String(offset));
-    const s = q.toString();
-    return s ? `/contracts?${s}` : '/contracts';
-  };
-  const first = pagination.offset + 1;
-  const last = Math.min(pagination.offset + pagination.limit, pagination.total);
+  const { total, limit, offset } = pagination;
+  const first = offset + 1;
+  const last = Math.min(offset + limit, total);
+  const pageHref = (at: number) => listHref({ ...applied, offset: at > 0 ? String(at) : undefined });
 
   return (
-    <div className="card">
-      <form className="card-body" method="get" action="/contracts" style={{ display: 'flex', gap: '1rem', alignItems: 'flex-end', flexWrap: 'wrap' }}>
-        <div className="field" style={{ marginBottom: 0, minWidth: 180 }}>
-          <label htmlFor="filter-status">Status</label>
-          <select id="filter-status" name="status" defaultValue={filters.status ?? ''}>
-            <option value="">All statuses</option>
-            {CONTRACT_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s[0]!.toUpperCase() + s.slice(1)}
-              </option>
-            ))}
-          </select>
+    <section className="card" aria-labelledby="contracts-count">
+      <div className={styles.tableHeader}>
+        <div>
+          <h2 id="contracts-count" className={styles.count} aria-live="polite">
+            {total === 1 ? '1 contract' : `${total.toLocaleString('en-GB')} contracts`}
+          </h2>
+          <p className="muted small" data-testid="list-range">
+            {contracts.length > 0 ? `Showing ${first}–${last} · ${sortLabel}` : sortLabel}
+          </p>
         </div>
-        <div className="field" style={{ marginBottom: 0, minWidth: 220 }}>
-          <label htmlFor="filter-org">Organisation</label>
-          <select id="filter-org" name="organization_id" defaultValue={filters.organizationId ?? ''}>
-            <option value="">Personal and all organisations</option>
-            {organizations.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="submit" className="btn">
-          Apply
-        </button>
-        <span className="muted small" style={{ marginLeft: 'auto' }} aria-live="polite">
-          {pagination.total === 0
-            ? 'No contracts'
-            : first > pagination.total
-              ? `Past the last of ${pagination.total}`
-              : `${first}–${last} of ${pagination.total}`}
-        </span>
-      </form>
+      </div>
+      {contracts.length > 0 ? <ActiveFilters filters={filters} applied={applied} /> : null}
+
       {contracts.length === 0 ? (
-        <div className="empty" style={{ borderTop: '1px solid var(--border)' }}>
-          <h2>No contracts match</h2>
-          <p className="muted">Try another status or organisation.</p>
-        </div>
+        <EmptyState total={total} filters={filters} applied={applied} resetHref={resetHref} firstPage={pageHref(0)} />
       ) : (
-        <div style={{ overflowX: 'auto', borderTop: '1px solid var(--border)' }}>
-          <table className="data" aria-label="Contracts">
+        <div className={styles.tableScroll}>
+          <table className={`data ${styles.table}`} aria-label="Contracts" aria-describedby="list-range-description">
+            <caption id="list-range-description" className="visually-hidden">
+              Contracts {first} to {last} of {total}, {sortLabel.toLowerCase()}
+            </caption>
             <thead>
               <tr>
-                <th scope="col">Title</th>
+                <th scope="col">Contract</th>
                 <th scope="col">Status</th>
                 <th scope="col">Owner</th>
-                <th scope="col">File</th>
-                <th scope="col">Uploaded</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Renews</th>
+                <th scope="col">Auto-renewal</th>
+                <th scope="col" className="num">
+                  Value
+                </th>
+                <th scope="col">Updated</th>
               </tr>
             </thead>
             <tbody>
               {contracts.map((c) => (
-                <tr key={c.id}>
-                  <td style={{ fontWeight: 600 }}>{c.title}</td>
+                <tr key={c.id} data-testid="contract-row" data-id={c.id}>
+                  <td className={styles.titleCell}>
+                    <Link href={`/contracts/${c.id}`} className={styles.titleLink}>
+                      {c.title}
+                    </Link>
+                    <span className={styles.fileName}>{c.file_name}</span>
+                  </td>
                   <td>
-                    <span className={`badge badge-${c.status}`}>{c.status}</span>
+                    <StatusBadge status={c.status} />
                   </td>
-                  <td>{c.organization_id ? (orgName.get(c.organization_id) ?? 'Organisation') : 'Personal'}</td>
-                  <td className="small">
-                    {c.file_name} <span className="muted">· {size(c.file_size)}</span>
+                  <td className={styles.owner}>{c.organization_id ? (orgName.get(c.organization_id) ?? 'Organisation') : 'Personal'}</td>
+                  <td className={styles.dateCell}>
+                    <DateWithDistance date={c.data?.expiration_date ?? null} today={today} extracted={c.data !== null} />
                   </td>
-                  <td className="small">{date.format(new Date(c.created_at))}</td>
+                  <td className={styles.dateCell}>
+                    <DateWithDistance date={c.data?.renewal_date ?? null} today={today} extracted={c.data !== null} />
+                  </td>
+                  <td>{c.data?.auto_renewal == null ? <Missing extracted={c.data !== null} /> : c.data.auto_renewal ? 'Yes' : 'No'}</td>
+                  <td className={`num ${styles.nowrap}`}>
+                    {c.data?.contract_value == null ? (
+                      <Missing extracted={c.data !== null} />
+                    ) : (
+                      formatMoney(c.data.contract_value, c.data.currency)
+                    )}
+                  </td>
+                  <td className={styles.dateCell}>
+                    <time dateTime={c.updated_at} title={formatDateTime(c.updated_at)}>
+                      {formatDate(c.updated_at)}
+                    </time>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      {pagination.total > pagination.limit ? (
-        <nav className="card-body" aria-label="Pages" style={{ display: 'flex', justifyContent: 'space-between', borderTop: '1px solid var(--border)' }}>
-          {pagination.offset > 0 ? <Link href={pageLink(Math.max(0, pagination.offset - pagination.limit))}>← Newer</Link> : <span />}
-          {last < pagination.total ? <Link href={pageLink(pagination.offset + pagination.limit)}>Older →</Link> : <span />}
+
+      {total > limit && contracts.length > 0 ? (
+        <nav className={styles.pagination} aria-label="Pages">
+          {offset > 0 ? (
+            <Link className="btn btn-sm" href={pageHref(Math.max(0, offset - limit))} rel="prev">
+              ← Previous
+            </Link>
+          ) : (
+            <span />
+          )}
+          <span className="muted small">
+            Page {Math.floor(offset / limit) + 1} of {Math.ceil(total / limit)}
+          </span>
+          {last < total ? (
+            <Link className="btn btn-sm" href={pageHref(offset + limit)} rel="next">
+              Next →
+            </Link>
+          ) : (
+            <span />
+          )}
         </nav>
       ) : null}
+    </section>
+  );
+}
+
+function DateWithDistance({ date, today, extracted }: { date: string | null; today: string; extracted: boolean }) {
+  if (date === null) return <Missing extracted={extracted} />;
+  const distance = relativeDays(date, today);
+  return (
+    <>
+      <time dateTime={date}>{formatDate(date)}</time>
+      {distance ? <span className={date < today ? styles.past : styles.soon}>{distance}</span> : null}
+    </>
+  );
+}
+
+function EmptyState(props: { total: number; filters: ActiveFilter[]; applied: ParamValues; resetHref: string; firstPage: string }) {
+  const { total, filters, applied, resetHref, firstPage } = props;
+  if (total > 0) {
+    return (
+      <div className={`empty ${styles.empty}`}>
+        <h3>This page is past the end of the list</h3>
+        <p className="muted">There are {total} matching contracts.</p>
+        <Link className="btn" href={firstPage}>
+          Go to the first page
+        </Link>
+      </div>
+    );
+  }
+  if (filters.length === 0) {
+    return (
+      <div className={`empty ${styles.empty}`}>
+        <h3>No contracts yet</h3>
+        <p className="muted">Contracts you upload, and those of your organisations, appear here once they are uploaded.</p>
+      </div>
+    );
+  }
+  return (
+    <div className={`empty ${styles.empty}`}>
+      <h3>No contracts match {filters.length === 1 ? 'this filter' : 'these filters'}</h3>
+      <p className="muted">
+        {filters.length === 1 ? 'Remove it' : 'Loosen or remove one of them'} to see more contracts:
+      </p>
+      <ActiveFilters filters={filters} applied={applied} />
+      <Link className="btn" href={resetHref}>
+        Reset filters
+      </Link>
     </div>
   );
 }

@@ -1,54 +1,75 @@
 import type { Metadata } from 'next';
 import { ContractsTable } from '@/components/contracts-table';
+import { describeFilters } from '@/components/contracts/active-filters';
+import { FilterForm } from '@/components/contracts/filter-form';
+import { SORT_LABELS } from '@/components/contracts/format';
+import { parseListParams } from '@/components/contracts/list-params';
+import { FILTER_PARAMS, listHref, requestHref, without, type SearchParams } from '@/components/contracts/list-state';
+import { UpcomingRenewals } from '@/components/contracts/upcoming-renewals';
 import { getDb } from '@/db/client';
 import { organizationsOf } from '@/db/queries/organizations';
 import { requireUser } from '@/server/auth/session';
-import { listContractsInput } from '@/server/contracts/schemas';
-import { listContracts } from '@/server/contracts/service';
+import { toContractFilters, toSort, utcToday } from '@/server/contracts/query';
+import { DEFAULT_SORT } from '@/server/contracts/schemas';
+import { listContractDetails } from '@/server/contracts/service';
+import { contractTimeline } from '@/server/contracts/timeline';
+import styles from '@/components/contracts/contracts.module.css';
 
 export const metadata: Metadata = { title: 'Contracts' };
 
-const PAGE_SIZE = 25;
-type SearchParams = Record<string, string | string[] | undefined>;
-
 export default async function ContractsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const user = await requireUser('/contracts');
   const params = await searchParams;
-  const one = (v: string | string[] | undefined) => (typeof v === 'string' && v !== '' ? v : undefined);
-  // The page takes the API's own parameters, validated by the same schema; anything
-  // invalid falls back to no filter rather than an error page.
-  const parsed = listContractsInput.safeParse({
-    status: one(params.status),
-    organization_id: one(params.organization_id),
-    limit: String(PAGE_SIZE),
-    offset: one(params.offset),
-  });
-  const input = parsed.success ? parsed.data : listContractsInput.parse({ limit: String(PAGE_SIZE) });
-
+  const user = await requireUser(requestHref(params));
   const db = await getDb();
   const organizations = await organizationsOf(db, user.id);
   const scope = { userId: user.id, organizationIds: organizations.map((o) => o.id) };
-  const organizationId = organizations.some((o) => o.id === input.organization_id) ? input.organization_id : undefined;
-  const result = await listContracts(db, scope, {
-    filters: { status: input.status, organizationId },
-    limit: input.limit,
-    offset: input.offset,
-  });
+  // The API's parameters, validated by the API's schema; refused ones are reported and dropped.
+  const { input, applied, errors, formValues } = parseListParams(params, scope);
+  const today = utcToday();
+
+  const [list, timeline] = await Promise.all([
+    listContractDetails(db, scope, { filters: toContractFilters(input, today), sort: toSort(input.sort), limit: input.limit, offset: input.offset }),
+    contractTimeline(db, scope, { organizationId: input.organization_id, today }),
+  ]);
+
+  const orgName = (id: string) => organizations.find((o) => o.id === id)?.name ?? 'Organisation';
+  const filters = describeFilters(applied, orgName);
+  const resetHref = listHref(without(applied, ...FILTER_PARAMS));
 
   return (
     <main className="page">
       <div className="page-header">
         <div>
           <h1>Contracts</h1>
-          <p className="muted">Your personal contracts and those of your organisations: what your API keys can read.</p>
+          <p className="muted">
+            Your personal contracts and those of your organisations: exactly what your API keys read. This page takes the
+            same parameters as <code>GET /api/v1/contracts</code>.
+          </p>
         </div>
       </div>
-      <ContractsTable
-        contracts={result.contracts}
-        pagination={result.pagination}
-        organizations={organizations.map((o) => ({ id: o.id, name: o.name }))}
-        filters={{ status: input.status, organizationId }}
-      />
+      <div className={styles.stack}>
+        <UpcomingRenewals timeline={timeline} organizationName={input.organization_id ? orgName(input.organization_id) : undefined} />
+        <section className="card" aria-label="Filters">
+          <FilterForm
+            key={listHref(applied)}
+            values={formValues}
+            errors={errors}
+            defaultSort={DEFAULT_SORT}
+            organizations={organizations.map((o) => ({ id: o.id, name: o.name }))}
+            resetHref={filters.length > 0 || errors.length > 0 ? resetHref : undefined}
+          />
+        </section>
+        <ContractsTable
+          contracts={list.contracts}
+          pagination={list.pagination}
+          organizations={organizations}
+          applied={applied}
+          filters={filters}
+          sortLabel={SORT_LABELS[input.sort ?? DEFAULT_SORT]}
+          today={today}
+          resetHref={resetHref}
+        />
+      </div>
     </main>
   );
 }

@@ -3,6 +3,7 @@ import {
   countContracts,
   detailColumns,
   selectContract,
+  summaryColumns,
   selectContractPage,
   type AccessScope,
   type ContractDetailRow,
@@ -62,20 +63,35 @@ export function checkFilters(caller: AccessScope, filters: ContractFilters): voi
   }
 }
 
-export async function listContracts(
+type ListInput = { filters: ContractFilters; limit: number; offset: number; sort?: Sort };
+
+/** A page of contracts in the list's order and the total, with rows shaped by `shape`. */
+async function listPage<T>(
   db: Database,
   caller: AccessScope,
-  input: { filters: ContractFilters; limit: number; offset: number; sort?: Sort },
+  input: ListInput,
+  columns: typeof summaryColumns | typeof detailColumns,
+  shape: (row: ContractDetailRow) => T,
 ) {
   checkFilters(caller, input.filters);
   const [rows, total] = await Promise.all([
-    selectContractPage(db, caller, input.filters, { limit: input.limit, offset: input.offset, sort: input.sort }),
+    selectContractPage<ContractDetailRow>(db, caller, input.filters, { limit: input.limit, offset: input.offset, sort: input.sort }, columns),
     countContracts(db, caller, input.filters),
   ]);
   return {
-    contracts: rows.map(toSummary),
+    contracts: rows.map(shape),
     pagination: { limit: input.limit, offset: input.offset, total },
   };
+}
+
+/** The API's list: summaries. */
+export function listContracts(db: Database, caller: AccessScope, input: ListInput) {
+  return listPage(db, caller, input, summaryColumns, toSummary);
+}
+
+/** The same page with every contract's extracted data, in one query (the app's contracts page). */
+export function listContractDetails(db: Database, caller: AccessScope, input: ListInput) {
+  return listPage(db, caller, input, detailColumns, toDetail);
 }
 
 /** One contract; a missing id and another tenant's id are the same 404. */
