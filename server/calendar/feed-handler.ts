@@ -5,7 +5,7 @@ import { AppError } from '@/server/errors';
 import { isRateLimitExhausted } from '@/server/rate-limit';
 import { baseApiHeaders } from '@/server/rest/openapi-handler';
 import { enforceRateLimit } from '@/server/rest/rate-limit-hook';
-import { clientAddressOf } from '@/server/rest/client-address';
+import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/rest/client-address';
 import { describeForLog, errorResponse, newRequestId, toAppError } from '@/server/rest/responses';
 import { FEED_PATH_PREFIX } from './constants';
 import { eventsText, feedFooter, feedHeader, feedSettings } from './events';
@@ -51,7 +51,8 @@ export function createCalendarFeedHandler(options: { now?: () => Date } = {}) {
       // Once the address is out of attempts even a correct token gets the 429, so that a
       // lucky guess cannot be told apart from a miss.
       const [blocked, feed] = await Promise.all([isRateLimitExhausted('auth_failure', clientIp), findActiveFeed(db, token, now)]);
-      if (!feed || blocked) {
+      // As for API keys, the shared bucket of unidentified clients never blocks a correct token.
+      if (!feed || (blocked && clientIp !== SHARED_CLIENT_BUCKET)) {
         await enforceRateLimit(ctx, 'auth_failure', clientIp, { headers: false });
         throw new AppError('not_found', NOT_FOUND_MESSAGE);
       }

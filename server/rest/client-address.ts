@@ -16,8 +16,8 @@ import { config, type ClientAddressSource } from '@/server/config';
 
 /**
  * The one bucket of every client whose address cannot be trusted. Its consequence is
- * documented in the README: 30 failed attempts a minute from anyone block every request
- * that has no trustworthy address.
+ * documented in the README: after 30 failed attempts a minute from anyone, every bad key
+ * from an unidentified client gets 429 (correct keys are still served).
  */
 export const SHARED_CLIENT_BUCKET = 'unidentified-clients';
 
