@@ -366,6 +366,8 @@ async function startServer(o: Options, databaseUrl: string, redisUrl: string): P
         DATABASE_URL: databaseUrl,
         DATABASE_POOL_MAX: String(POOL_MAX),
         REDIS_URL: redisUrl,
+        // As behind a proxy that sets X-Real-IP: the bad-key traffic has an address of its own.
+        CLIENT_ADDRESS_HEADER: 'x-real-ip',
         AUTH_SECRET: randomBytes(32).toString('base64url'),
         RATE_LIMIT_GENERAL_PER_WINDOW: String(GENERAL_PER_MINUTE),
         RATE_LIMIT_GENERAL_WINDOW_SECONDS: '60',
