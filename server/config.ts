@@ -88,6 +88,7 @@ const envSchema = z.object({
   RATE_LIMIT_GENERAL_WINDOW_SECONDS: positiveInt(60),
   RATE_LIMIT_EXPORT_PER_WINDOW: positiveInt(10),
   RATE_LIMIT_EXPORT_WINDOW_SECONDS: positiveInt(3600),
+  RATE_LIMIT_CALENDAR_PER_HOUR: positiveInt(60),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
   // Where the client address of the failed-authentication limit comes from (server/rest/client-address.ts).
@@ -163,6 +164,9 @@ export function parseConfig(env: Record<string, string | undefined>) {
         limit: c.RATE_LIMIT_EXPORT_PER_WINDOW,
         windowSeconds: c.RATE_LIMIT_EXPORT_WINDOW_SECONDS,
       },
+      // Per calendar feed: calendar apps poll every few hours; a leaked address cannot
+      // make the database read the owner's contracts more than this.
+      calendar: { limit: c.RATE_LIMIT_CALENDAR_PER_HOUR, windowSeconds: 3600 },
       authFailures: { limit: c.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, windowSeconds: 60 },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },

@@ -57,6 +57,9 @@ export function createCalendarFeedHandler(options: { now?: () => Date } = {}) {
         throw new AppError('not_found', NOT_FOUND_MESSAGE);
       }
 
+      // Each feed has its own hourly quota, so a leaked address cannot keep the database busy.
+      await enforceRateLimit(ctx, 'calendar', feed.feedId, { headers: false });
+
       // The owner's scope now: a membership removed since the last fetch no longer counts.
       const scope = { userId: feed.userId, organizationIds: await organizationIdsOf(db, feed.userId) };
       const settings = feedSettings(originOf(req), now);

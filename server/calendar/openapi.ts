@@ -53,7 +53,8 @@ export function calendarFeedOpenApi(helpers: { errorResponses(statuses: number[]
             },
             '429': {
               ...(errors['429'] as Json),
-              description: 'Too many requests with bad feed tokens or API keys from this address; retry after `Retry-After` seconds.',
+              description:
+                'This feed was read more than its hourly quota (60 by default: calendar apps poll every few hours), or too many requests with bad feed tokens or API keys came from this address; retry after `Retry-After` seconds.',
             },
           },
         },

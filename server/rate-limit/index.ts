@@ -68,6 +68,7 @@ function buildFromConfig(): RateLimiter {
   const limits: BucketPolicies = {
     general: rateLimit.general,
     export: rateLimit.export,
+    calendar: rateLimit.calendar,
     auth_failure: rateLimit.authFailures,
   };
   return createRateLimiter({

@@ -2,9 +2,9 @@ import type { Ratelimit } from '@upstash/ratelimit';
 import type { Redis } from '@upstash/redis';
 
 /** The independent quotas of the API; each has its own keys in the store. */
-export type RateLimitBucket = 'general' | 'export' | 'auth_failure';
+export type RateLimitBucket = 'general' | 'export' | 'calendar' | 'auth_failure';
 
-export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = ['general', 'export', 'auth_failure'];
+export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = ['general', 'export', 'calendar', 'auth_failure'];
 
 /** One bucket's quota: `limit` requests per sliding window of `windowSeconds`. */
 export interface BucketPolicy {

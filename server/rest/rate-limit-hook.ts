@@ -25,7 +25,9 @@ export async function enforceRateLimit(
       'rate_limited',
       bucket === 'auth_failure'
         ? 'Too many requests with invalid API keys from this address. Retry later.'
-        : `Rate limit exceeded: ${result.limit} requests per ${describeWindow(result.windowSeconds)}. Retry after ${headers['Retry-After']} seconds.`,
+        : bucket === 'calendar'
+          ? `This calendar feed was read more than ${result.limit} times in the last hour. Retry after ${headers['Retry-After']} seconds.`
+          : `Rate limit exceeded: ${result.limit} requests per ${describeWindow(result.windowSeconds)}. Retry after ${headers['Retry-After']} seconds.`,
     );
   }
 }

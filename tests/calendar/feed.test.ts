@@ -21,6 +21,9 @@ import { createResponseValidator, type ApiResponse } from '../helpers/openapi-va
 process.env.CLIENT_ADDRESS_HEADER = 'x-real-ip';
 delete process.env.TRUSTED_PROXY_HOPS;
 delete process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE;
+// The limits below are counted exactly: a store slowed by a busy CI machine must not make
+// the limiter fail open (its own tests cover that) and let a request through.
+process.env.RATE_LIMIT_TIMEOUT_MS = '5000';
 
 const BASE = 'http://localhost:3000';
 const ORIGIN = 'https://contracts.example.com';
@@ -349,6 +352,22 @@ describe('bad feed addresses', () => {
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Other addresses are not affected.
     expect((await fetchFeed(`${tokens.alice}.ics`)).status).toBe(200);
+  });
+});
+
+describe('reads of one feed', () => {
+  it('are limited per feed (60 an hour by default): then 429 with Retry-After, while other feeds are served', async () => {
+    const owner = await insertUser('polling');
+    const { token } = await newFeed(owner);
+    const statuses: number[] = [];
+    // From many addresses: the quota belongs to the feed, not to whoever holds its address.
+    for (let i = 0; i < 61; i++) statuses.push((await fetchFeed(`${token}.ics`)).status);
+    expect(statuses.slice(0, 60).every((s) => s === 200), statuses.join(',')).toBe(true);
+    const limited = await fetchFeed(`${token}.ics`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((limited.json as { error: { code: string } }).error.code).toBe('rate_limited');
+    expect((await fetchFeed(`${tokens.carol}.ics`)).status).toBe(200);
   });
 });
 

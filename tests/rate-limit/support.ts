@@ -39,6 +39,7 @@ export function policies(overrides: Partial<BucketPolicies> = {}): BucketPolicie
   return {
     general: { limit: 60, windowSeconds: 60 },
     export: { limit: 10, windowSeconds: 3600 },
+    calendar: { limit: 60, windowSeconds: 3600 },
     auth_failure: { limit: 30, windowSeconds: 60 },
     ...overrides,
   };

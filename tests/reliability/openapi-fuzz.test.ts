@@ -20,6 +20,7 @@ import { createDemoWorld, type DemoUser, type DemoWorld, type ModelContract } fr
 process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '1000000';
 process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '1000000';
 process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '1000000';
+process.env.RATE_LIMIT_CALENDAR_PER_HOUR = '1000000';
 
 // Fixed for CI; FUZZ_SEED and FUZZ_RUNS explore further by hand.
 const SEED = Number(process.env.FUZZ_SEED ?? 20261001);

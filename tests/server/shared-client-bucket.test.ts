@@ -14,6 +14,7 @@ delete process.env.TRUSTED_PROXY_HOPS;
 delete process.env.CLIENT_ADDRESS_HEADER;
 delete process.env.VERCEL;
 process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '3';
+process.env.RATE_LIMIT_TIMEOUT_MS = '5000';
 
 describe('without a trusted client address, bad keys are limited but nobody is locked out', () => {
   let handle: DatabaseHandle;
