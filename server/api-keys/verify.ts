@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { after } from 'next/server';
+import { afterResponse } from '@/server/after-response';
 import type { Database } from '@/db/client';
 import { selectKeyByHash } from '@/db/queries/api-keys';
 import { apiKeys } from '@/db/schema';
@@ -71,30 +71,11 @@ function recordUse(db: Database, keyId: string, now: Date): void {
   const last = state.lastUsedWrite.get(keyId) ?? 0;
   if (now.getTime() - last < LAST_USED_INTERVAL_MS) return;
   state.lastUsedWrite.set(keyId, now.getTime());
-  const write = () =>
-    db
-      .update(apiKeys)
-      .set({ lastUsedAt: now })
-      .where(eq(apiKeys.id, keyId))
-      .then(
-        () => undefined,
-        // One line per failed write (so at most one a minute per key); Drizzle's message
-        // would carry the statement's parameters, so only the cause's code is logged.
-        (error: unknown) => console.warn(`api-keys: could not record last use of key ${keyId} (${reasonOf(error)})`),
-      );
-  try {
-    after(write);
-  } catch {
-    void write();
-  }
-}
-
-function reasonOf(error: unknown): string {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return error instanceof Error ? error.name : 'unknown error';
+  // One line per failed write, so at most one a minute per key.
+  afterResponse(
+    () => db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, keyId)),
+    (reason) => `api-keys: could not record last use of key ${keyId} (${reason})`,
+  );
 }
 
 /** Drops a key from this process's cache (called on revocation). */

@@ -1,4 +1,4 @@
-import { after } from 'next/server';
+import { afterResponse } from '@/server/after-response';
 import type { Database } from '@/db/client';
 import { withUserLocked } from '@/db/queries/api-keys';
 import {
@@ -112,30 +112,10 @@ export async function findActiveFeed(db: Database, presented: string | undefined
   return { feedId: row.id, userId: row.userId };
 }
 
-/**
- * Writes last_used_at at most once a minute, without making the response wait: inside a
- * Next.js request through after() (which also keeps a serverless function alive until the
- * write is done); outside one (tests, scripts) after() throws and the write runs in the
- * background.
- */
+/** Writes last_used_at (at most once a minute, checked in SQL too) without making the response wait. */
 function recordUse(db: Database, feedId: string, now: Date): void {
-  const write = () =>
-    touchFeedLastUsed(db, feedId, now, LAST_USED_INTERVAL_MS).then(
-      () => undefined,
-      // Drizzle's message would carry the statement's parameters: only the cause's code is logged.
-      (error: unknown) => console.warn(`calendar-feeds: could not record last use of feed ${feedId} (${reasonOf(error)})`),
-    );
-  try {
-    after(write);
-  } catch {
-    void write();
-  }
-}
-
-function reasonOf(error: unknown): string {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return error instanceof Error ? error.name : 'unknown error';
+  afterResponse(
+    () => touchFeedLastUsed(db, feedId, now, LAST_USED_INTERVAL_MS),
+    (reason) => `calendar-feeds: could not record last use of feed ${feedId} (${reason})`,
+  );
 }

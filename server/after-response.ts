@@ -1,0 +1,30 @@
+import { after } from 'next/server';
+
+/**
+ * Runs bookkeeping that must not delay the response (last-used times): inside a Next.js
+ * request through after(), which also keeps a serverless function alive until it is done;
+ * outside one (tests, scripts) after() throws and the task runs in the background.
+ * A failure is logged as one line that `describe` writes from the error's code only: the
+ * database's message would carry the statement's parameters.
+ */
+export function afterResponse(task: () => Promise<unknown>, describe: (reason: string) => string): void {
+  const run = () =>
+    task().then(
+      () => undefined,
+      (error: unknown) => console.warn(describe(reasonOf(error))),
+    );
+  try {
+    after(run);
+  } catch {
+    void run();
+  }
+}
+
+/** The first error code down the cause chain (a SQLSTATE, ECONNREFUSED…), else the error's name. */
+function reasonOf(error: unknown): string {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return error instanceof Error ? error.name : 'unknown error';
+}
