@@ -89,6 +89,6 @@ function warnOnceInProduction(): void {
   g[WARNED] = true;
   console.warn(
     'client address: no trusted proxy is configured, so every client shares one limit on failed API keys ' +
-      '(a client that keeps failing blocks all of them). Behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (README, Configuration).',
+      '(one client sending bad keys gets every other bad key refused too). Behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (README, Configuration).',
   );
 }
