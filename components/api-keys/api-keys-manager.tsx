@@ -1,17 +1,16 @@
 'use client';
 
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_ACTIVE_KEYS, NAME_MAX_LENGTH, type ExpiryChoice } from '@/server/api-keys/constants';
-import { Modal } from '@/components/modal';
+import { CreateDialog } from '@/components/create-dialog';
+import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { RevokeDialog } from '@/components/revoke-dialog';
+import { SecretOnceDialog } from '@/components/secret-once-dialog';
 import { trpc } from '../trpc-client';
 import { DateOnly, RelativeTime } from './time';
 import { toRow, type ApiKeyRow } from './types';
 
 const EXPIRY_LABELS: Record<string, string> = { '7': '7 days', '30': '30 days', '90': '90 days', '365': '1 year', never: 'Never' };
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error && error.message ? error.message : 'Something went wrong. Try again.';
-}
 
 export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
   const [keys, setKeys] = useState(initialKeys);
@@ -40,11 +39,7 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
 
   return (
     <>
-      {listError ? (
-        <div className="alert alert-error" role="alert">
-          {listError}
-        </div>
-      ) : null}
+      <ErrorAlert message={listError} />
       <div className="card">
         <div className="card-body" style={{ display: 'flex', justifyContent: 'space-between', alignItems: 'center', gap: '1rem' }}>
           <div>
@@ -132,209 +127,79 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
       ) : null}
 
       {created ? (
-        <ShowKeyDialog
-          name={created.name}
-          apiKey={created.key}
+        <SecretOnceDialog
+          title="Your new API key"
+          intro={
+            <>
+              The key <strong>{created.name}</strong> is ready.
+            </>
+          }
+          warning="Copy it now and keep it somewhere safe. It will not be shown again: we only store a hash of it."
+          secret={created.key}
+          secretTestId="new-api-key"
+          copyFailedText="Copying failed: the key is selected, press Ctrl+C."
+          doneLabel="I have saved my key"
           // After this, the full key exists nowhere: only its hint is listed.
           onClose={() => setCreated(null)}
-        />
+        >
+          <p className="small muted">
+            Use it in the <code>X-API-Key</code> header. Never commit it to version control.
+          </p>
+        </SecretOnceDialog>
       ) : null}
 
       {revoking ? (
         <RevokeDialog
-          apiKey={revoking}
+          name={revoking.name}
+          confirmLabel="Revoke key"
           onClose={() => setRevoking(null)}
-          onRevoked={async () => {
+          onConfirm={async () => {
+            await trpc.apiKeys.revoke.mutate({ id: revoking.id });
             setRevoking(null);
             await refresh();
           }}
-        />
+        >
+          <p>
+            Requests that use <code>{revoking.hint}</code> will be refused from now on. This cannot be undone; the key stays listed
+            as revoked.
+          </p>
+        </RevokeDialog>
       ) : null}
     </>
   );
 }
 
-/** A modal built on <dialog>: the browser keeps focus inside it and Escape closes it. */
 function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (name: string, key: string) => Promise<void> }) {
-  const [name, setName] = useState('');
   const [expiry, setExpiry] = useState<string>(String(DEFAULT_EXPIRY));
-  const [error, setError] = useState<string | null>(null);
-  const [nameError, setNameError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  const formId = useId();
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const trimmed = name.trim();
-    if (trimmed.length === 0 || trimmed.length > NAME_MAX_LENGTH) {
-      setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${NAME_MAX_LENGTH} characters.`);
-      return;
-    }
-    setPending(true);
-    setError(null);
-    try {
-      const expiresInDays = (expiry === 'never' ? null : Number(expiry)) as ExpiryChoice;
-      const result = await trpc.apiKeys.create.mutate({ name: trimmed, expiresInDays });
-      await onCreated(result.apiKey.name, result.key);
-    } catch (e) {
-      setError(errorMessage(e));
-      setPending(false);
-    }
-  }
+  const expiryId = useId();
 
   return (
-    <Modal
+    <CreateDialog
       title="Create API key"
+      submitLabel="Create key"
+      nameMaxLength={NAME_MAX_LENGTH}
+      namePlaceholder="e.g. Nightly ETL"
+      nameHint={`What the key is for, so you recognise it later (1 to ${NAME_MAX_LENGTH} characters).`}
       onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={pending}>
-            {pending ? 'Creating…' : 'Create key'}
-          </button>
-        </>
-      }
+      onSubmit={async (name) => {
+        const expiresInDays = (expiry === 'never' ? null : Number(expiry)) as ExpiryChoice;
+        const result = await trpc.apiKeys.create.mutate({ name, expiresInDays });
+        await onCreated(result.apiKey.name, result.key);
+      }}
     >
-      <form id={formId} onSubmit={submit} noValidate>
-        {error ? (
-          <div className="alert alert-error" role="alert">
-            {error}
-          </div>
-        ) : null}
-        <div className="field">
-          <label htmlFor={`${formId}-name`}>Name</label>
-          <input
-            id={`${formId}-name`}
-            type="text"
-            value={name}
-            maxLength={NAME_MAX_LENGTH + 10}
-            autoFocus
-            placeholder="e.g. Nightly ETL"
-            aria-invalid={nameError ? true : undefined}
-            aria-describedby={`${formId}-name-hint`}
-            onChange={(e) => {
-              setName(e.target.value);
-              setNameError(null);
-            }}
-          />
-          <span id={`${formId}-name-hint`} className="hint" style={nameError ? { color: 'var(--danger)' } : undefined}>
-            {nameError ?? `What the key is for, so you recognise it later (1 to ${NAME_MAX_LENGTH} characters).`}
-          </span>
-        </div>
-        <div className="field">
-          <label htmlFor={`${formId}-expiry`}>Expires after</label>
-          <select id={`${formId}-expiry`} value={expiry} onChange={(e) => setExpiry(e.target.value)}>
-            {EXPIRY_CHOICES.map((choice) => {
-              const value = choice === null ? 'never' : String(choice);
-              return (
-                <option key={value} value={value}>
-                  {EXPIRY_LABELS[value]}
-                </option>
-              );
-            })}
-          </select>
-        </div>
-      </form>
-    </Modal>
-  );
-}
-
-function ShowKeyDialog({ name, apiKey, onClose }: { name: string; apiKey: string; onClose: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
-  const codeRef = useRef<HTMLElement>(null);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(apiKey);
-      setCopied('yes');
-    } catch {
-      // Clipboard refused (permissions, insecure context): select the text for a manual copy.
-      const range = document.createRange();
-      if (codeRef.current) {
-        range.selectNodeContents(codeRef.current);
-        window.getSelection()?.removeAllRanges();
-        window.getSelection()?.addRange(range);
-      }
-      setCopied('failed');
-    }
-  }
-
-  return (
-    <Modal
-      title="Your new API key"
-      onClose={onClose}
-      dismissible={false}
-      footer={
-        <button type="button" className="btn btn-primary" onClick={onClose}>
-          I have saved my key
-        </button>
-      }
-    >
-      <p>
-        The key <strong>{name}</strong> is ready.
-      </p>
-      <div className="alert alert-warning" role="note">
-        Copy it now and keep it somewhere safe. It will not be shown again: we only store a hash of it.
+      <div className="field">
+        <label htmlFor={expiryId}>Expires after</label>
+        <select id={expiryId} value={expiry} onChange={(e) => setExpiry(e.target.value)}>
+          {EXPIRY_CHOICES.map((choice) => {
+            const value = choice === null ? 'never' : String(choice);
+            return (
+              <option key={value} value={value}>
+                {EXPIRY_LABELS[value]}
+              </option>
+            );
+          })}
+        </select>
       </div>
-      <div className="secret-box">
-        <code ref={codeRef} data-testid="new-api-key">
-          {apiKey}
-        </code>
-        <button type="button" className="btn" onClick={copy}>
-          {copied === 'yes' ? 'Copied' : 'Copy'}
-        </button>
-      </div>
-      <p className="small muted" role="status" aria-live="polite">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying failed: the key is selected, press Ctrl+C.' : ''}
-      </p>
-      <p className="small muted">
-        Use it in the <code>X-API-Key</code> header. Never commit it to version control.
-      </p>
-    </Modal>
-  );
-}
-
-function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKeyRow; onClose: () => void; onRevoked: () => Promise<void> }) {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  async function revoke() {
-    setPending(true);
-    try {
-      await trpc.apiKeys.revoke.mutate({ id: apiKey.id });
-      await onRevoked();
-    } catch (e) {
-      setError(errorMessage(e));
-      setPending(false);
-    }
-  }
-
-  return (
-    <Modal
-      title={`Revoke “${apiKey.name}”?`}
-      onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose} autoFocus>
-            Cancel
-          </button>
-          <button type="button" className="btn btn-danger" onClick={revoke} disabled={pending}>
-            {pending ? 'Revoking…' : 'Revoke key'}
-          </button>
-        </>
-      }
-    >
-      {error ? (
-        <div className="alert alert-error" role="alert">
-          {error}
-        </div>
-      ) : null}
-      <p>
-        Requests that use <code>{apiKey.hint}</code> will be refused from now on. This cannot be undone; the key stays listed as
-        revoked.
-      </p>
-    </Modal>
+    </CreateDialog>
   );
 }

@@ -1,15 +1,14 @@
 'use client';
 
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { FEED_NAME_MAX_LENGTH, MAX_ACTIVE_FEEDS } from '@/server/calendar/constants';
 import { DateOnly, RelativeTime } from '../api-keys/time';
 import { trpc } from '../trpc-client';
-import { Modal } from '@/components/modal';
+import { CreateDialog } from '@/components/create-dialog';
+import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { RevokeDialog } from '@/components/revoke-dialog';
+import { SecretOnceDialog } from '@/components/secret-once-dialog';
 import { toFeedRow, type CalendarFeedRow } from './types';
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error && error.message ? error.message : 'Something went wrong. Try again.';
-}
 
 interface CreatedFeed {
   name: string;
@@ -44,11 +43,7 @@ export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: CalendarF
 
   return (
     <>
-      {listError ? (
-        <div className="alert alert-error" role="alert">
-          {listError}
-        </div>
-      ) : null}
+      <ErrorAlert message={listError} />
       <div className="card">
         <div className="card-body" style={{ display: 'flex', justifyContent: 'space-between', alignItems: 'center', gap: '1rem' }}>
           <div>
@@ -124,211 +119,73 @@ export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: CalendarF
       </div>
 
       {creating ? (
-        <CreateFeedDialog
+        <CreateDialog
+          title="Create calendar feed"
+          submitLabel="Create feed"
+          nameMaxLength={FEED_NAME_MAX_LENGTH}
+          namePlaceholder="e.g. Work calendar"
+          nameHint={`Where you will subscribe to it, so you recognise it later (1 to ${FEED_NAME_MAX_LENGTH} characters).`}
           onClose={() => setCreating(false)}
-          onCreated={async (feed) => {
+          onSubmit={async (name) => {
+            const result = await trpc.calendarFeeds.create.mutate({ name });
             setCreating(false);
-            setCreated(feed);
+            setCreated({ name: result.feed.name, url: result.url, webcalUrl: result.webcalUrl });
             await refresh();
           }}
         />
       ) : null}
 
       {created ? (
-        <ShowFeedDialog
-          feed={created}
+        <SecretOnceDialog
+          title="Your new calendar feed"
+          intro={
+            <>
+              The feed <strong>{created.name}</strong> is ready.
+            </>
+          }
+          warning={
+            <>
+              Copy the address now: it will not be shown again. Anyone who has it can read your contracts&rsquo; renewal and
+              expiration dates, so share it only with your calendar app.
+            </>
+          }
+          secret={created.url}
+          secretTestId="new-calendar-feed-url"
+          copyFailedText="Copying failed: the address is selected, press Ctrl+C."
+          doneLabel="I have saved the address"
           // After this, the address exists nowhere: only its hint is listed.
           onClose={() => setCreated(null)}
-        />
+        >
+          <p>
+            <a className="btn" href={created.webcalUrl}>
+              Subscribe in your calendar app
+            </a>
+          </p>
+          <p className="small muted">
+            Or paste the address into Google Calendar (Other calendars → From URL), Outlook (Add calendar → Subscribe from web)
+            or Apple Calendar (File → New Calendar Subscription). Calendar apps fetch it again every few hours.
+          </p>
+        </SecretOnceDialog>
       ) : null}
 
       {revoking ? (
         <RevokeDialog
-          feed={revoking}
+          name={revoking.name}
+          confirmLabel="Revoke feed"
           onClose={() => setRevoking(null)}
-          onRevoked={async () => {
+          onConfirm={async () => {
+            await trpc.calendarFeeds.revoke.mutate({ id: revoking.id });
             setRevoking(null);
             await refresh();
           }}
-        />
+        >
+          <p>
+            The address of <code>{revoking.hint}</code> stops working at once: calendar apps subscribed to it get no further
+            updates, and some keep the events they already show until you remove the subscription. This cannot be undone; the
+            feed stays listed as revoked.
+          </p>
+        </RevokeDialog>
       ) : null}
     </>
-  );
-}
-
-function CreateFeedDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (feed: CreatedFeed) => Promise<void> }) {
-  const [name, setName] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [nameError, setNameError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  const formId = useId();
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const trimmed = name.trim();
-    if (trimmed.length === 0 || trimmed.length > FEED_NAME_MAX_LENGTH) {
-      setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${FEED_NAME_MAX_LENGTH} characters.`);
-      return;
-    }
-    setPending(true);
-    setError(null);
-    try {
-      const result = await trpc.calendarFeeds.create.mutate({ name: trimmed });
-      await onCreated({ name: result.feed.name, url: result.url, webcalUrl: result.webcalUrl });
-    } catch (e) {
-      setError(errorMessage(e));
-      setPending(false);
-    }
-  }
-
-  return (
-    <Modal
-      title="Create calendar feed"
-      onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={pending}>
-            {pending ? 'Creating…' : 'Create feed'}
-          </button>
-        </>
-      }
-    >
-      <form id={formId} onSubmit={submit} noValidate>
-        {error ? (
-          <div className="alert alert-error" role="alert">
-            {error}
-          </div>
-        ) : null}
-        <div className="field">
-          <label htmlFor={`${formId}-name`}>Name</label>
-          <input
-            id={`${formId}-name`}
-            type="text"
-            value={name}
-            maxLength={FEED_NAME_MAX_LENGTH + 10}
-            autoFocus
-            placeholder="e.g. Work calendar"
-            aria-invalid={nameError ? true : undefined}
-            aria-describedby={`${formId}-name-hint`}
-            onChange={(e) => {
-              setName(e.target.value);
-              setNameError(null);
-            }}
-          />
-          <span id={`${formId}-name-hint`} className="hint" style={nameError ? { color: 'var(--danger)' } : undefined}>
-            {nameError ?? `Where you will subscribe to it, so you recognise it later (1 to ${FEED_NAME_MAX_LENGTH} characters).`}
-          </span>
-        </div>
-      </form>
-    </Modal>
-  );
-}
-
-function ShowFeedDialog({ feed, onClose }: { feed: CreatedFeed; onClose: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'failed' | null>(null);
-  const codeRef = useRef<HTMLElement>(null);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(feed.url);
-      setCopied('yes');
-    } catch {
-      // Clipboard refused (permissions, insecure context): select the text for a manual copy.
-      const range = document.createRange();
-      if (codeRef.current) {
-        range.selectNodeContents(codeRef.current);
-        window.getSelection()?.removeAllRanges();
-        window.getSelection()?.addRange(range);
-      }
-      setCopied('failed');
-    }
-  }
-
-  return (
-    <Modal
-      title="Your new calendar feed"
-      onClose={onClose}
-      dismissible={false}
-      footer={
-        <button type="button" className="btn btn-primary" onClick={onClose}>
-          I have saved the address
-        </button>
-      }
-    >
-      <p>
-        The feed <strong>{feed.name}</strong> is ready.
-      </p>
-      <div className="alert alert-warning" role="note">
-        Copy the address now: it will not be shown again. Anyone who has it can read your contracts&rsquo; renewal and
-        expiration dates, so share it only with your calendar app.
-      </div>
-      <div className="secret-box">
-        <code ref={codeRef} data-testid="new-calendar-feed-url">
-          {feed.url}
-        </code>
-        <button type="button" className="btn" onClick={copy}>
-          {copied === 'yes' ? 'Copied' : 'Copy'}
-        </button>
-      </div>
-      <p className="small muted" role="status" aria-live="polite">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying failed: the address is selected, press Ctrl+C.' : ''}
-      </p>
-      <p>
-        <a className="btn" href={feed.webcalUrl}>
-          Subscribe in your calendar app
-        </a>
-      </p>
-      <p className="small muted">
-        Or paste the address into Google Calendar (Other calendars → From URL), Outlook (Add calendar → Subscribe from web) or
-        Apple Calendar (File → New Calendar Subscription). Calendar apps fetch it again every few hours.
-      </p>
-    </Modal>
-  );
-}
-
-function RevokeDialog({ feed, onClose, onRevoked }: { feed: CalendarFeedRow; onClose: () => void; onRevoked: () => Promise<void> }) {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-
-  async function revoke() {
-    setPending(true);
-    try {
-      await trpc.calendarFeeds.revoke.mutate({ id: feed.id });
-      await onRevoked();
-    } catch (e) {
-      setError(errorMessage(e));
-      setPending(false);
-    }
-  }
-
-  return (
-    <Modal
-      title={`Revoke “${feed.name}”?`}
-      onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose} autoFocus>
-            Cancel
-          </button>
-          <button type="button" className="btn btn-danger" onClick={revoke} disabled={pending}>
-            {pending ? 'Revoking…' : 'Revoke feed'}
-          </button>
-        </>
-      }
-    >
-      {error ? (
-        <div className="alert alert-error" role="alert">
-          {error}
-        </div>
-      ) : null}
-      <p>
-        The address of <code>{feed.hint}</code> stops working at once: calendar apps subscribed to it get no further updates,
-        and some keep the events they already show until you remove the subscription. This cannot be undone; the feed stays
-        listed as revoked.
-      </p>
-    </Modal>
   );
 }
