@@ -73,6 +73,7 @@ export function textLine(name: string, text: string): string {
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const LAST_DATE = '9999-12-31';
 
 function parseDate(date: string): Date {
   const m = DATE.exec(date);
@@ -143,7 +144,11 @@ export interface AllDayEvent {
   url?: string;
 }
 
-/** One all-day VEVENT: DTSTART is the day, DTEND the next day (exclusive, RFC 5545 3.6.1). */
+/**
+ * One all-day VEVENT: DTSTART is the day, DTEND the next day (exclusive, RFC 5545 3.6.1).
+ * 9999-12-31, a common "open-ended" date, has no next day in four digits: its DTEND is
+ * left out, which RFC 5545 reads as the same one-day event.
+ */
 export function allDayEvent(event: AllDayEvent): string {
   return [
     contentLine('BEGIN', 'VEVENT'),
@@ -151,7 +156,7 @@ export function allDayEvent(event: AllDayEvent): string {
     contentLine('DTSTAMP', icsDateTime(event.stamp)),
     contentLine('LAST-MODIFIED', icsDateTime(event.stamp)),
     contentLine('DTSTART;VALUE=DATE', icsDate(event.date)),
-    contentLine('DTEND;VALUE=DATE', icsDate(addDays(event.date, 1))),
+    ...(event.date < LAST_DATE ? [contentLine('DTEND;VALUE=DATE', icsDate(addDays(event.date, 1)))] : []),
     textLine('SUMMARY', event.summary),
     ...(event.description ? [textLine('DESCRIPTION', event.description)] : []),
     ...(event.url ? [contentLine('URL', plainValue(event.url))] : []),

@@ -39,6 +39,12 @@ export function toCsvRecord(row: ContractDetailRow): Cell[] {
  */
 export function toCsvLines(records: Cell[][]): string {
   if (records.length === 0) return '';
+  if (records[0]!.length === 1) {
+    // With one column, an empty cell would be an empty line, which CSV readers skip (and
+    // the row count would no longer match the list's total): it is written as "".
+    const rows = records.map((r) => (r[0] === null ? [''] : r));
+    return `${Papa.unparse(rows, { newline: '\r\n', escapeFormulae: FORMULA_START, header: false, quotes: (value: unknown) => value === '' })}\r\n`;
+  }
   return `${Papa.unparse(records, { newline: '\r\n', escapeFormulae: FORMULA_START, header: false })}\r\n`;
 }
 

@@ -53,11 +53,15 @@ function optionalIntegerParam(name: string, bounds: { min: number; max: number }
 const uuidParam = (name: string) =>
   z.guid({ error: paramError(name, 'must be a UUID (for example 3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c)') }).toLowerCase();
 
-// Calendar dates and instants as zod checks them (real days: 2027-02-29 does not exist),
-// minus the year 0000, which Postgres cannot store. The same pattern goes into the document.
-const withoutYearZero = (pattern: RegExp) => new RegExp(`^(?!0000-)${pattern.source.slice(1)}`);
-const DATE_PATTERN = withoutYearZero(z.iso.date()._zod.def.pattern!);
-const TIMESTAMP_PATTERN = withoutYearZero(z.iso.datetime({ offset: true })._zod.def.pattern!);
+// Calendar dates as zod checks them (real days: 2027-02-29 does not exist), minus the
+// year 0000, which Postgres cannot store. Instants: that date, a time, at most nine
+// fractional digits and an offset within Postgres's ±15:59. The same patterns go into
+// the document, so what it allows is exactly what the API takes.
+const DATE_SOURCE = z.iso.date()._zod.def.pattern!.source.slice(1, -1);
+const DATE_PATTERN = new RegExp(`^(?!0000-)${DATE_SOURCE}$`);
+const TIMESTAMP_PATTERN = new RegExp(
+  `^(?!0000-)${DATE_SOURCE}T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?(?:Z|[+-](?:0\\d|1[0-5]):[0-5]\\d)$`,
+);
 
 /** A calendar date, YYYY-MM-DD, that exists. */
 const dateParam = (name: string) => {

@@ -141,6 +141,8 @@ describe('filters (today is 2027-01-10)', () => {
     ['renews_before=0001-01-01', []],
     ['expiring_within_days=3650&expires_before=9999-12-31', ['c3', 'c2', 'c1']],
     [`updated_since=${encodeURIComponent('0001-01-01T00:00:00+01:00')}`, ['c6', 'c5', 'c4', 'c3', 'c2', 'c1']],
+    // 1 µs after c1's update, written in another offset: Postgres keeps microseconds.
+    [`updated_since=${encodeURIComponent('2026-11-21T03:00:00.000001+15:00')}`, ['c4']],
   ])('%s', async (query, expected) => {
     const { ids, total } = await listed(query);
     expect(ids).toEqual(expected);
@@ -212,6 +214,10 @@ describe('invalid values: 400 naming the parameter', () => {
     [`q=${encodeURIComponent('a\nb')}`, 'q'],
     ['updated_since=2026-11-20', 'updated_since'],
     ['updated_since=0000-06-01T00:00:00Z', 'updated_since'],
+    // Offsets beyond Postgres's ±15:59 and endless fractions are refused, not a 500.
+    [`updated_since=${encodeURIComponent('2026-01-01T00:00:00+16:00')}`, 'updated_since'],
+    [`updated_since=${encodeURIComponent('2026-01-01T00:00:00-23:59')}`, 'updated_since'],
+    [`updated_since=2026-01-01T00:00:00.${'9'.repeat(5000)}Z`, 'updated_since'],
     ['expires_before=0000-01-01', 'expires_before'],
     ['updated_since=2026-11-20T12:00:00', 'updated_since'],
     ['sort=price', 'sort'],
@@ -250,6 +256,16 @@ describe('export with filters, sort, columns and bom', () => {
       ['2027-01-20', 'beta lease', id(2)],
       ['2027-03-01', 'zeta', id(6)],
     ]);
+  });
+
+  it('writes an empty cell of a one-column export as "", so that no row is an empty line', async () => {
+    const res = await call('POST', '/contracts/export', JSON.stringify({ columns: ['organization_id'], sort: 'created_at' }));
+    expect(res.status).toBe(200);
+    // c1..c4 are personal (no organisation), c5 and c6 are the organisation's.
+    expect(res.text).toBe(`organization_id\r\n""\r\n""\r\n""\r\n""\r\n${ORG}\r\n${ORG}\r\n`);
+    const lines = res.text.split('\r\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.filter((line) => line === '')).toEqual([]);
   });
 
   it('starts with a UTF-8 byte order mark only when bom is true', async () => {

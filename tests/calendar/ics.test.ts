@@ -146,4 +146,15 @@ describe('content lines and values', () => {
     expect((vevent!.getFirstPropertyValue('dtstamp') as ICAL.Time).toJSDate().toISOString()).toBe('2026-10-01T10:00:00.000Z');
     expect(vevent!.getFirstPropertyValue('url')).toBe('https://example.com/contracts/abc');
   });
+
+  it('writes 9999-12-31 (an "open-ended" date) without DTEND: still a one-day event, never an error', () => {
+    const text =
+      calendarStart({ productId: '-//Test//EN', name: 'Contracts', refreshInterval: 'PT6H' }) +
+      allDayEvent({ uid: 'x-expiration@example.com', stamp: new Date('2026-10-01T10:00:00.000Z'), date: '9999-12-31', summary: 'Expires: forever' }) +
+      calendarEnd();
+    expect(text).not.toContain('DTEND');
+    const event = new ICAL.Event(new ICAL.Component(ICAL.parse(text)).getFirstSubcomponent('vevent')!);
+    expect(event.startDate.toString()).toBe('9999-12-31');
+    expect(event.startDate.isDate).toBe(true);
+  });
 });
