@@ -33,6 +33,8 @@ export interface ContractFilters {
   search?: string;
   /** Updated at or after this instant (ISO 8601 with a time zone, as the client wrote it). */
   updatedSince?: string;
+  /** Expires or renews on or after this date (the calendar feed's window; not an API parameter). */
+  datesFrom?: string;
 }
 
 /** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
@@ -137,6 +139,12 @@ const FILTER_CLAUSES: FilterClause[] = [
     param: 'search',
     clause: sql`${searchText} ILIKE ${sql.placeholder('search')}`,
     value: (f) => (f.search === undefined ? undefined : containsPattern(f.search)),
+  },
+  {
+    letter: 'w',
+    param: 'datesFrom',
+    clause: sql`(${visibleExpirationDate} >= ${sql.placeholder('datesFrom')}::date OR ${visibleRenewalDate} >= ${sql.placeholder('datesFrom')}::date)`,
+    value: (f) => f.datesFrom,
   },
   {
     letter: 'u',

@@ -63,8 +63,9 @@ export function createCalendarFeedHandler(options: { now?: () => Date } = {}) {
       // The owner's scope now: a membership removed since the last fetch no longer counts.
       const scope = { userId: feed.userId, organizationIds: await organizationIdsOf(db, feed.userId) };
       const settings = feedSettings(originOf(req), now);
-      // Only completed contracts have dates to show (the API's rule for extracted data).
-      const pages = contractsInPages(db, scope, { status: 'completed' }, PAGE_SIZE);
+      // Only completed contracts have dates to show (the API's rule for extracted data), and
+      // only those with a date in the window are read.
+      const pages = contractsInPages(db, scope, { status: 'completed', datesFrom: settings.windowStart }, PAGE_SIZE);
       // The first page is read before answering, so that a database failure is still a
       // JSON error rather than a calendar cut short.
       let pending: IteratorResult<ContractDetailRow[]> | undefined = await pages.next();
