@@ -142,6 +142,14 @@ export interface Statement<TResult> {
   name: string;
   build(db: Database): PreparableQuery<TResult>;
   values: Record<string, unknown>;
+  /**
+   * false for a statement of one of many rare shapes (the list's renewal filters and
+   * sorts: hundreds of combinations): Postgres keeps a named prepared statement in each
+   * connection until the connection closes (tens of KB each), so only the few shapes
+   * nearly every request uses are prepared there; the others go as unnamed statements.
+   * Default true.
+   */
+  prepareOnServer?: boolean;
 }
 
 // Prepared statements, per database object and statement name: Drizzle builds each
@@ -165,7 +173,9 @@ export function runStatement<TResult>(db: Database, statement: Statement<TResult
   let prepared = cache.get(statement.name);
   if (!prepared) {
     if (cache.size >= MAX_PREPARED_PER_DATABASE) cache.clear();
-    prepared = statement.build(db).prepare(statement.name);
+    // Drizzle names the statement for postgres.js only when given a name: without one, the
+    // SQL text is still built once here, and each execution is an unnamed statement.
+    prepared = statement.build(db).prepare((statement.prepareOnServer === false ? undefined : statement.name) as string);
     cache.set(statement.name, prepared);
   }
   return prepared.execute(statement.values) as Promise<TResult>;

@@ -252,8 +252,13 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
       .limit(limit)
       .offset(offsetValue);
   };
-  return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values };
+  // The spec's own shapes (status and organisation filters, newest first) are prepared on
+  // the server; the renewal filters and other sorts are too many combinations for that.
+  const prepareOnServer = isCommonShape(filter.letters) && sort.field === DEFAULT_ORDER.field && sort.descending === DEFAULT_ORDER.descending;
+  return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values, prepareOnServer };
 }
+
+const isCommonShape = (filterLetters: string) => filterLetters === '' || filterLetters === 's';
 
 function accessValues(scope: AccessScope, shape: AccessShape): Record<string, unknown> {
   const values: Record<string, unknown> = { userId: scope.userId };
@@ -320,7 +325,12 @@ export function contractCountStatement(scope: AccessScope, filters: ContractFilt
       .where(and(isNull(contracts.organizationId), eq(contracts.ownerId, sql.placeholder('userId')), ...filter.clauses))
       .unionAll(organizations);
   };
-  return { name: `contracts_count_${shape.personal ? 'p' : ''}${filter.letters ? `_${filter.letters}` : ''}`, build, values };
+  return {
+    name: `contracts_count_${shape.personal ? 'p' : ''}${filter.letters ? `_${filter.letters}` : ''}`,
+    build,
+    values,
+    prepareOnServer: isCommonShape(filter.letters),
+  };
 }
 
 export function contractCountQuery(db: Database, scope: AccessScope, filters: ContractFilters) {
