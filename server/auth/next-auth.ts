@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { getDb } from '@/db/client';
 import { selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
 import { authSecret, config } from '@/server/config';
+import { requestGitHubUserinfo } from './github-userinfo';
 import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
 import { authenticateWithPassword } from './users';
 
@@ -30,7 +31,16 @@ function authConfig(): NextAuthConfig {
         },
       }),
       // GitHub sign-in switches on when AUTH_GITHUB_ID and AUTH_GITHUB_SECRET are set.
-      ...(github ? [GitHub({ clientId: github.clientId, clientSecret: github.clientSecret })] : []),
+      // Its user info is requested by this app, so that only a verified address is taken.
+      ...(github
+        ? [
+            GitHub({
+              clientId: github.clientId,
+              clientSecret: github.clientSecret,
+              userinfo: { url: 'https://api.github.com/user', request: requestGitHubUserinfo },
+            }),
+          ]
+        : []),
     ],
     callbacks: {
       // GitHub accounts are matched by their GitHub id, never by e-mail (oauth-accounts.ts).

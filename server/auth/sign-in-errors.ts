@@ -7,7 +7,7 @@ import type { OAuthRefusal } from './oauth-accounts';
  */
 const MESSAGES: Record<OAuthRefusal, string> = {
   OAuthAccountNotLinked: 'An account with this e-mail already exists. Sign in with your password.',
-  OAuthNoEmail: 'Your GitHub account has no e-mail address. Add one at GitHub, or create an account with a password.',
+  OAuthNoEmail: 'Your GitHub account has no verified e-mail address. Verify one at GitHub, or create an account with a password.',
 };
 
 const OTHER = 'Sign-in did not complete. Please try again.';

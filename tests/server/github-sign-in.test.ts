@@ -56,4 +56,18 @@ describe('GitHub sign-in through next-auth', () => {
     expect(links).toEqual([{ provider_account_id: '2002', user_id: newcomer.id }]);
     expect(users.map((u) => u.email)).toEqual(['newcomer@example.com', 'victim@example.com']);
   });
+
+  it('takes only an address GitHub has verified: an unverified one creates no account', () => {
+    const { results, links, users } = signInWithGitHub([
+      { id: 3003, email: 'not-yet-theirs@example.com', name: 'Squatter', verified: false },
+      { id: 3003, email: 'not-yet-theirs@example.com', name: 'Squatter', verified: true },
+    ]);
+    const [unverified, verified] = results;
+    expect(unverified!.session).toBeNull();
+    expect(unverified!.location).toBe('http://localhost:3000/sign-in?error=OAuthNoEmail');
+    // Once GitHub has verified it, the same account signs in and gets its user.
+    expect(verified!.session?.user).toMatchObject({ email: 'not-yet-theirs@example.com' });
+    expect(links.map((l) => l.provider_account_id)).toEqual(['3003']);
+    expect(users.map((u) => u.email)).toContain('not-yet-theirs@example.com');
+  });
 });

@@ -15,6 +15,8 @@ export interface GitHubAccount {
   id: number;
   email: string | null;
   name: string | null;
+  /** Whether GitHub has verified the address (default true). */
+  verified?: boolean;
 }
 
 export interface Attempt {
@@ -41,7 +43,10 @@ globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
   if (url.href === 'https://api.github.com/user') {
     return Response.json({ id: current!.id, login: `user${current!.id}`, name: current!.name, email: current!.email, avatar_url: null });
   }
-  if (url.href === 'https://api.github.com/user/emails') return Response.json([]);
+  if (url.href === 'https://api.github.com/user/emails') {
+    const a = current!;
+    return Response.json(a.email ? [{ email: a.email, primary: true, verified: a.verified ?? true, visibility: null }] : []);
+  }
   return realFetch(input, init);
 };
 
