@@ -110,7 +110,7 @@ describe('GitHub sign-in', () => {
 
 describe('the sign-in page message for ?error=', () => {
   it('explains the known refusals and never echoes an unknown value', () => {
-    expect(signInErrorMessage('OAuthNoEmail')).toMatch(/no e-mail address/);
+    expect(signInErrorMessage('OAuthNoEmail')).toMatch(/no verified e-mail address/);
     expect(signInErrorMessage('<script>alert(1)</script>')).toBe('Sign-in did not complete. Please try again.');
     expect(signInErrorMessage('toString')).toBe('Sign-in did not complete. Please try again.');
     expect(signInErrorMessage(undefined)).toBeUndefined();
