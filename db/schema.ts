@@ -201,4 +201,3 @@ export type User = typeof users.$inferSelect;
 export type Contract = typeof contracts.$inferSelect;
 export type NewContract = typeof contracts.$inferInsert;
 export type ApiKey = typeof apiKeys.$inferSelect;
-export type CalendarFeed = typeof calendarFeeds.$inferSelect;

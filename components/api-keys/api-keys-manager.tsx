@@ -1,9 +1,10 @@
 'use client';
 
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_ACTIVE_KEYS, NAME_MAX_LENGTH, type ExpiryChoice } from '@/server/api-keys/constants';
 import { CreateDialog } from '@/components/create-dialog';
-import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { ErrorAlert } from '@/components/error-alert';
+import { useFocusReturn, useRefreshableList } from '@/components/managed-list';
 import { RevokeDialog } from '@/components/revoke-dialog';
 import { SecretOnceDialog } from '@/components/secret-once-dialog';
 import { trpc } from '../trpc-client';
@@ -12,30 +13,15 @@ import { toRow, type ApiKeyRow } from './types';
 
 const EXPIRY_LABELS: Record<string, string> = { '7': '7 days', '30': '30 days', '90': '90 days', '365': '1 year', never: 'Never' };
 
+const loadKeys = async () => (await trpc.apiKeys.list.query()).map(toRow);
+
 export function ApiKeysManager({ initialKeys }: { initialKeys: ApiKeyRow[] }) {
-  const [keys, setKeys] = useState(initialKeys);
+  const { rows: keys, listError, refresh } = useRefreshableList(initialKeys, loadKeys);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKeyRow | null>(null);
-  const createButton = useRef<HTMLButtonElement>(null);
   const activeCount = keys.filter((k) => k.status === 'active').length;
-  const dialogOpen = creating || created !== null || revoking !== null;
-
-  // When the last dialog has closed (and React has removed it), focus goes back to the
-  // "Create API key" button: while a modal is open the page behind it cannot take focus.
-  useEffect(() => {
-    if (!dialogOpen && document.activeElement === document.body) createButton.current?.focus();
-  }, [dialogOpen]);
-
-  const [listError, setListError] = useState<string | null>(null);
-  const refresh = useCallback(async () => {
-    try {
-      setKeys((await trpc.apiKeys.list.query()).map(toRow));
-      setListError(null);
-    } catch (e) {
-      setListError(`The list could not be refreshed: ${errorMessage(e)} Reload the page.`);
-    }
-  }, []);
+  const createButton = useFocusReturn(creating || created !== null || revoking !== null);
 
   return (
     <>

@@ -1,11 +1,12 @@
 'use client';
 
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { FEED_NAME_MAX_LENGTH, MAX_ACTIVE_FEEDS } from '@/server/calendar/constants';
 import { DateOnly, RelativeTime } from '../api-keys/time';
 import { trpc } from '../trpc-client';
 import { CreateDialog } from '@/components/create-dialog';
-import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { ErrorAlert } from '@/components/error-alert';
+import { useFocusReturn, useRefreshableList } from '@/components/managed-list';
 import { RevokeDialog } from '@/components/revoke-dialog';
 import { SecretOnceDialog } from '@/components/secret-once-dialog';
 import { toFeedRow, type CalendarFeedRow } from './types';
@@ -16,30 +17,15 @@ interface CreatedFeed {
   webcalUrl: string;
 }
 
+const loadFeeds = async () => (await trpc.calendarFeeds.list.query()).map(toFeedRow);
+
 export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: CalendarFeedRow[] }) {
-  const [feeds, setFeeds] = useState(initialFeeds);
+  const { rows: feeds, listError, refresh } = useRefreshableList(initialFeeds, loadFeeds);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedFeed | null>(null);
   const [revoking, setRevoking] = useState<CalendarFeedRow | null>(null);
-  const createButton = useRef<HTMLButtonElement>(null);
   const activeCount = feeds.filter((f) => f.status === 'active').length;
-  const dialogOpen = creating || created !== null || revoking !== null;
-
-  // When the last dialog has closed (and React has removed it), focus goes back to the
-  // "Create calendar feed" button: while a modal is open the page behind it cannot take focus.
-  useEffect(() => {
-    if (!dialogOpen && document.activeElement === document.body) createButton.current?.focus();
-  }, [dialogOpen]);
-
-  const [listError, setListError] = useState<string | null>(null);
-  const refresh = useCallback(async () => {
-    try {
-      setFeeds((await trpc.calendarFeeds.list.query()).map(toFeedRow));
-      setListError(null);
-    } catch (e) {
-      setListError(`The list could not be refreshed: ${errorMessage(e)} Reload the page.`);
-    }
-  }, []);
+  const createButton = useFocusReturn(creating || created !== null || revoking !== null);
 
   return (
     <>

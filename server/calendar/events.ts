@@ -1,6 +1,7 @@
 import type { ContractDetailRow } from '@/db/queries/contracts';
 import { FEED_WINDOW_DAYS } from './constants';
-import { addDays, allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
+import { addDays, utcToday } from '@/server/dates';
+import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
 
 /**
  * What a calendar feed says about contracts: one all-day event per expiration date and
@@ -25,7 +26,7 @@ export function feedSettings(origin: string, now: Date): FeedSettings {
 
 /** Today in UTC, minus FEED_WINDOW_DAYS days. */
 export function windowStartOf(now: Date): string {
-  return addDays(now.toISOString().slice(0, 10), -FEED_WINDOW_DAYS);
+  return addDays(utcToday(now), -FEED_WINDOW_DAYS);
 }
 
 export function feedHeader(): string {

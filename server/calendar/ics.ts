@@ -1,3 +1,4 @@
+import { addDays } from '@/server/dates';
 /**
  * An RFC 5545 (iCalendar) writer: pure functions from values to text, no I/O. Every
  * content line ends with CRLF and is folded at 75 octets of UTF-8 (3.1); TEXT values are
@@ -81,11 +82,6 @@ function parseDate(date: string): Date {
   // Round-tripping rejects dates that Date.UTC would roll over (2027-02-30).
   if (!parsed || parsed.toISOString().slice(0, 10) !== date) throw new Error(`not a calendar date: ${JSON.stringify(date)}`);
   return parsed;
-}
-
-/** A YYYY-MM-DD date moved by whole days, in the proleptic Gregorian calendar. */
-export function addDays(date: string, days: number): string {
-  return new Date(parseDate(date).getTime() + days * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** DATE value (3.3.4): 2027-03-31 -> 20270331. */

@@ -10,8 +10,6 @@ import { hashToken, tokenFormat } from '@/server/api-keys/format';
  */
 export const calendarTokenFormat = tokenFormat('cdcal_');
 
-export const FEED_TOKEN_PREFIX = calendarTokenFormat.prefix;
-
 export function generateFeedToken(): string {
   return calendarTokenFormat.generate();
 }

@@ -1,7 +1,7 @@
 import type { Database } from '@/db/client';
 import { selectContractTimeline } from '@/db/queries/contract-timeline';
 import type { AccessScope } from '@/db/queries/contracts';
-import { utcToday } from './query';
+import { utcToday } from '@/server/dates';
 import { checkFilters } from './service';
 
 /**

@@ -2,6 +2,7 @@ import { getDb } from '@/db/client';
 import type { ContractDetailRow } from '@/db/queries/contracts';
 import { csvHeaderLine, csvRecordWriter, toCsvLines, UTF8_BOM } from '@/server/contracts/csv';
 import { toContractFilters, toSort } from '@/server/contracts/query';
+import { utcToday } from '@/server/dates';
 import { EXPORT_BODY_FIELDS, exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
 import { contractsInPages } from '@/server/contracts/service';
 import { AppError } from '@/server/errors';
@@ -48,7 +49,7 @@ export async function handleExportRequest(req: Request): Promise<Response> {
     const first = await pages.next();
 
     headers.set('Content-Type', 'text/csv; charset=utf-8');
-    headers.set('Content-Disposition', `attachment; filename="contracts-${new Date().toISOString().slice(0, 10)}.csv"`);
+    headers.set('Content-Disposition', `attachment; filename="contracts-${utcToday()}.csv"`);
     const encoder = new TextEncoder();
     let pending: IteratorResult<unknown> | undefined = first;
     // Set when the client goes away. A page query may still be running then: its result

@@ -1,7 +1,7 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
+import { addDays } from '@/server/dates';
 import {
-  addDays,
   allDayEvent,
   calendarEnd,
   calendarStart,

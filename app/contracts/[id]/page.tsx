@@ -5,7 +5,7 @@ import { ContractDetailView } from '@/components/contracts/contract-detail';
 import { getDb } from '@/db/client';
 import { organizationsOf } from '@/db/queries/organizations';
 import { requireUser } from '@/server/auth/session';
-import { utcToday } from '@/server/contracts/query';
+import { utcToday } from '@/server/dates';
 import { getContractInput } from '@/server/contracts/schemas';
 import { getContract } from '@/server/contracts/service';
 import { AppError } from '@/server/errors';
