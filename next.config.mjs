@@ -50,6 +50,14 @@ const nextConfig = {
   distDir: process.env.NEXT_DIST_DIR || '.next',
   reactStrictMode: true,
   typedRoutes: false,
+  // The API reference's bundle is read from node_modules at run time (server/docs/scalar-bundle.ts).
+  outputFileTracingIncludes: {
+    '/docs/api': ['./node_modules/@scalar/api-reference/package.json'],
+    '/docs/api/assets/[file]': [
+      './node_modules/@scalar/api-reference/package.json',
+      './node_modules/@scalar/api-reference/dist/browser/standalone.js',
+    ],
+  },
   async headers() {
     return [{ source: '/:path*', headers: securityHeaders() }];
   },

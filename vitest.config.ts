@@ -1,11 +1,22 @@
 import path from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  resolve: { alias: { '@': path.resolve(import.meta.dirname) } },
+  resolve: {
+    alias: {
+      '@': path.resolve(import.meta.dirname),
+      // Marks modules that must never reach a browser bundle; Next.js enforces it at build
+      // time. Tests run server code on purpose.
+      'server-only': path.resolve(import.meta.dirname, 'node_modules/server-only/empty.js'),
+    },
+  },
   test: {
     include: ['tests/**/*.test.ts'],
+    // Run against a running local cluster by `npm run test:cluster` (vitest.cluster.config.ts).
+    exclude: [...configDefaults.exclude, 'tests/cluster/**'],
     globalSetup: ['tests/helpers/global-setup.ts'],
+    // Prism's validator checks every answer of the API against the OpenAPI document.
+    setupFiles: ['tests/helpers/prism-setup.ts'],
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 120_000,

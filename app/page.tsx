@@ -12,7 +12,7 @@ export default async function HomePage() {
           parties and summary. The Contract Data API gives your scripts, spreadsheets and systems read-only access to
           that data: list, fetch and export it as CSV.
         </p>
-        <div style={{ display: 'flex', gap: '0.75rem', marginTop: '1.25rem' }}>
+        <div style={{ display: 'flex', flexWrap: 'wrap', gap: '0.75rem', marginTop: '1.25rem' }}>
           <Link className="btn btn-primary" href={user ? '/settings/api-keys' : '/sign-in'}>
             {user ? 'Manage API keys' : 'Sign in to get an API key'}
           </Link>

@@ -1,115 +1,86 @@
-type Json = Record<string, unknown>;
+'use client';
 
-interface Parameter {
-  name: string;
-  in: string;
-  required?: boolean;
-  description?: string;
-  schema?: Json;
+import Script from 'next/script';
+import { useEffect, useRef, useState } from 'react';
+
+/** The part of the standalone bundle's global this page uses. */
+interface ScalarGlobal {
+  createApiReference(element: HTMLElement, configuration: Record<string, unknown>): { destroy(): void };
 }
 
-function typeOf(schema: Json | undefined): string {
-  if (!schema) return '';
-  if (Array.isArray(schema.enum)) return (schema.enum as string[]).map((v) => JSON.stringify(v)).join(' | ');
-  const parts = [String(schema.type ?? (schema.anyOf ? 'union' : 'object'))];
-  if (schema.format) parts.push(`(${String(schema.format)})`);
-  if (schema.minimum !== undefined || schema.maximum !== undefined) {
-    parts.push(`${schema.minimum ?? ''}..${schema.maximum ?? ''}`);
+declare global {
+  interface Window {
+    Scalar?: ScalarGlobal;
   }
-  if (schema.default !== undefined) parts.push(`default ${JSON.stringify(schema.default)}`);
-  return parts.join(' ');
 }
 
-function curlFor(baseUrl: string, method: string, path: string, op: Json): string {
-  // An operation without security (the calendar feed) is opened by the token in its path, not a key.
-  if (Array.isArray(op.security) && op.security.length === 0) {
-    return `curl "${baseUrl}${path.replace('{token}', '$FEED_TOKEN')}" \\\n  -o contracts.ics`;
-  }
-  const url = `${baseUrl}${path.replace('{id}', '3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c')}`;
-  if (method === 'post') {
-    return `curl -X POST "${url}" \\\n  -H "X-API-Key: $CONTRACT_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"renewing_within_days": 90, "sort": "renewal_date", "bom": true}' \\\n  -o contracts.csv`;
-  }
-  const query = path === '/contracts' ? '?expiring_within_days=90&sort=expiration_date&limit=20' : '';
-  return `curl "${url}${query}" \\\n  -H "X-API-Key: $CONTRACT_API_KEY"`;
+/**
+ * Scalar's options for this page. Each one that is not about looks keeps the page inside
+ * this origin or keeps the reader's key out of storage:
+ * - `persistAuth: false`: the key typed into "Test request" lives in memory only (it is
+ *   Scalar's default; set here so that an upgrade that changes it does not change us).
+ *   e2e/api-reference.spec.ts checks storage and cookies after a request.
+ * - `servers`: requests go to the origin the page was loaded from, never through a proxy
+ *   (`proxyUrl` unset: Scalar's hosted proxy would see the key).
+ * - `withDefaultFonts: false`, `telemetry: false`, `agent.disabled`: no requests to
+ *   Scalar's font host, analytics or AI agent.
+ * - `hiddenClients: true`: only the document's own x-codeSamples are offered (curl,
+ *   fetch, the typed client, Python), which the test suites run against the API.
+ */
+export function scalarConfiguration(documentUrl: string, origin: string): Record<string, unknown> {
+  return {
+    url: documentUrl,
+    servers: [{ url: `${origin}/api/v1`, description: 'This server' }],
+    persistAuth: false,
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    showDeveloperTools: 'never',
+    hiddenClients: true,
+    // "Open API Client" would send the reader to Scalar's hosted client, outside this origin.
+    hideClientButton: true,
+    documentDownloadType: 'json',
+    authentication: { preferredSecurityScheme: 'ApiKeyAuth' },
+    layout: 'modern',
+    theme: 'default',
+    forceDarkModeState: 'light',
+    hideDarkModeToggle: true,
+    defaultOpenAllTags: true,
+    orderSchemaPropertiesBy: 'preserve',
+    orderRequiredPropertiesFirst: false,
+    showOperationId: true,
+  };
 }
 
-/** A readable rendering of the served OpenAPI document, with copy-paste curl examples. */
-export function ApiReference({ doc }: { doc: Json }) {
-  const baseUrl = ((doc.servers as Json[] | undefined)?.[0]?.url as string) ?? '';
-  const paths = doc.paths as Record<string, Record<string, Json>>;
+/**
+ * The interactive API reference: Scalar's standalone bundle, served by this app, mounted
+ * on a div once the script has loaded, and destroyed when the page unmounts.
+ */
+export function ApiReference({ bundleUrl, documentUrl }: { bundleUrl: string; documentUrl: string }) {
+  const mountPoint = useRef<HTMLDivElement>(null);
+  const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
+
+  useEffect(() => {
+    const element = mountPoint.current;
+    if (state !== 'ready' || !element || !window.Scalar) return;
+    const reference = window.Scalar.createApiReference(element, scalarConfiguration(documentUrl, window.location.origin));
+    return () => reference.destroy();
+  }, [state, documentUrl]);
+
   return (
-    <div style={{ display: 'flex', flexDirection: 'column', gap: '1.5rem' }}>
-      <div className="card card-body">
-        <h2>Authentication</h2>
-        <p>
-          Send an API key in the <code>X-API-Key</code> header of every request. Create keys under{' '}
-          <a href="/settings/api-keys">Settings → API Keys</a>. A missing, malformed, unknown, expired or revoked key gets{' '}
-          <code>401</code>.
+    <>
+      <Script src={bundleUrl} strategy="afterInteractive" onReady={() => setState('ready')} onError={() => setState('failed')} />
+      {state === 'loading' ? (
+        <p className="page muted" role="status">
+          Loading the API reference…
         </p>
-        <h2>Errors</h2>
-        <p>
-          Every error is JSON: <code>{`{"success": false, "error": {"code", "message", "details"}, "request_id"}`}</code>. Every
-          response carries <code>X-Request-Id</code>.
+      ) : null}
+      {state === 'failed' ? (
+        <p className="page" role="alert">
+          The API reference could not be loaded. The OpenAPI document is at <a href={documentUrl}>{documentUrl}</a>.
         </p>
-        <h2>Rate limits</h2>
-        <p>
-          60 requests per minute per key for list and get-one; 10 exports per hour per key, counted separately. Responses carry{' '}
-          <code>X-RateLimit-Limit</code>, <code>X-RateLimit-Remaining</code>, <code>X-RateLimit-Reset</code>; a <code>429</code>{' '}
-          carries <code>Retry-After</code> in seconds.
-        </p>
-        <p className="small muted">
-          Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).
-        </p>
-      </div>
-      {Object.entries(paths).flatMap(([path, item]) =>
-        Object.entries(item).map(([method, op]) => {
-          const parameters = (op.parameters as Parameter[] | undefined) ?? [];
-          const responses = op.responses as Record<string, Json>;
-          return (
-            <section key={`${method} ${path}`} className="card card-body" id={String(op.operationId ?? path)}>
-              <h2>
-                <span className={`badge ${method === 'get' ? 'badge-pending' : 'badge-completed'}`}>{method.toUpperCase()}</span>{' '}
-                <code>/api/v1{path}</code> · {String(op.summary ?? '')}
-              </h2>
-              <p className="muted">{String(op.description ?? '')}</p>
-              {parameters.length > 0 ? (
-                <table className="data" style={{ marginBottom: '1rem' }}>
-                  <thead>
-                    <tr>
-                      <th scope="col">Parameter</th>
-                      <th scope="col">In</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Description</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {parameters.map((p) => (
-                      <tr key={p.name}>
-                        <td>
-                          <code>{p.name}</code>
-                          {p.required ? ' (required)' : ''}
-                        </td>
-                        <td>{p.in}</td>
-                        <td className="small">{typeOf(p.schema)}</td>
-                        <td className="small">{p.description ?? String(p.schema?.description ?? '')}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              ) : null}
-              <p className="small">
-                <strong>Responses:</strong>{' '}
-                {Object.entries(responses).map(([status, r]) => (
-                  <span key={status} title={String(r.description ?? '')} style={{ marginRight: '0.75rem' }}>
-                    <code>{status}</code> {status === '200' ? 'OK' : ''}
-                  </span>
-                ))}
-              </p>
-              <pre className="code">{curlFor(baseUrl, method, path, op)}</pre>
-            </section>
-          );
-        }),
-      )}
-    </div>
+      ) : null}
+      <div ref={mountPoint} className="api-reference" />
+    </>
   );
 }

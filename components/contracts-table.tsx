@@ -1,13 +1,14 @@
 import Link from 'next/link';
-import type { toDetail } from '@/server/contracts/service';
+import type { ReactNode } from 'react';
+import type { ContractDetail } from '@/server/contracts/shape';
 import { ActiveFilters, type ActiveFilter } from './contracts/active-filters';
 import { formatDate, formatDateTime, formatMoney, relativeDays } from './contracts/format';
-import { listHref, type ParamValues } from './contracts/list-state';
+import { listHref, type ParamValues } from '@/lib/contract-list-url';
 import { Missing } from './contracts/missing';
 import { StatusBadge } from './contracts/status-badge';
 import styles from './contracts/contracts.module.css';
 
-export type ContractRow = ReturnType<typeof toDetail>;
+export type ContractRow = ContractDetail;
 
 export interface ContractsTableProps {
   contracts: ContractRow[];
@@ -20,10 +21,12 @@ export interface ContractsTableProps {
   /** Today in UTC, for "in 9 days". */
   today: string;
   resetHref: string;
+  /** Beside the count: what can be done with the whole list (download, subscribe). */
+  actions?: ReactNode;
 }
 
 export function ContractsTable(props: ContractsTableProps) {
-  const { contracts, pagination, organizations, applied, filters, sortLabel, today, resetHref } = props;
+  const { contracts, pagination, organizations, applied, filters, sortLabel, today, resetHref, actions } = props;
   const orgName = new Map(organizations.map((o) => [o.id, o.name]));
   const { total, limit, offset } = pagination;
   const first = offset + 1;
@@ -41,6 +44,7 @@ export function ContractsTable(props: ContractsTableProps) {
             {contracts.length > 0 ? `Showing ${first}–${last} · ${sortLabel}` : sortLabel}
           </p>
         </div>
+        {actions}
       </div>
       {contracts.length > 0 ? <ActiveFilters filters={filters} applied={applied} /> : null}
 
@@ -48,7 +52,7 @@ export function ContractsTable(props: ContractsTableProps) {
         <EmptyState total={total} filters={filters} applied={applied} resetHref={resetHref} firstPage={pageHref(0)} />
       ) : (
         <div className={styles.tableScroll}>
-          <table className={`data ${styles.table}`} aria-label="Contracts" aria-describedby="list-range-description">
+          <table className={`data cards-on-phone ${styles.table}`} aria-label="Contracts" aria-describedby="list-range-description">
             <caption id="list-range-description" className="visually-hidden">
               Contracts {first} to {last} of {total}, {sortLabel.toLowerCase()}
             </caption>
@@ -69,31 +73,31 @@ export function ContractsTable(props: ContractsTableProps) {
             <tbody>
               {contracts.map((c) => (
                 <tr key={c.id} data-testid="contract-row" data-id={c.id}>
-                  <td className={styles.titleCell}>
+                  <td className={`card-title ${styles.titleCell}`}>
                     <Link href={`/contracts/${c.id}`} className={styles.titleLink}>
                       {c.title}
                     </Link>
                     <span className={styles.fileName}>{c.file_name}</span>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={c.status} />
                   </td>
-                  <td className={styles.owner}>{c.organization_id ? (orgName.get(c.organization_id) ?? 'Organisation') : 'Personal'}</td>
-                  <td className={styles.dateCell}>
+                  <td data-label="Owner" className={styles.owner}>{c.organization_id ? (orgName.get(c.organization_id) ?? 'Organisation') : 'Personal'}</td>
+                  <td data-label="Expires" className={styles.dateCell}>
                     <DateWithDistance date={c.data?.expiration_date ?? null} today={today} extracted={c.data !== null} />
                   </td>
-                  <td className={styles.dateCell}>
+                  <td data-label="Renews" className={styles.dateCell}>
                     <DateWithDistance date={c.data?.renewal_date ?? null} today={today} extracted={c.data !== null} />
                   </td>
-                  <td>{c.data?.auto_renewal == null ? <Missing extracted={c.data !== null} /> : c.data.auto_renewal ? 'Yes' : 'No'}</td>
-                  <td className={`num ${styles.nowrap}`}>
+                  <td data-label="Auto-renewal">{c.data?.auto_renewal == null ? <Missing extracted={c.data !== null} /> : c.data.auto_renewal ? 'Yes' : 'No'}</td>
+                  <td data-label="Value" className={`num ${styles.nowrap}`}>
                     {c.data?.contract_value == null ? (
                       <Missing extracted={c.data !== null} />
                     ) : (
                       formatMoney(c.data.contract_value, c.data.currency)
                     )}
                   </td>
-                  <td className={styles.dateCell}>
+                  <td data-label="Updated" className={styles.dateCell}>
                     <time dateTime={c.updated_at} title={formatDateTime(c.updated_at)}>
                       {formatDate(c.updated_at)}
                     </time>

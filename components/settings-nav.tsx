@@ -6,6 +6,7 @@ import { usePathname } from 'next/navigation';
 const ENTRIES = [
   { href: '/settings/api-keys', label: 'API Keys' },
   { href: '/settings/calendar', label: 'Calendar feeds' },
+  { href: '/settings/webhooks', label: 'Webhooks' },
 ];
 
 export function SettingsNav() {

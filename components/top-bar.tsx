@@ -19,7 +19,9 @@ export async function TopBar() {
         <div className="user-menu">
           {user ? (
             <>
-              <span>{user.email}</span>
+              <span className="user-email" title={user.email}>
+                {user.email}
+              </span>
               <SignOutButton />
             </>
           ) : (

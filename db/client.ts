@@ -1,7 +1,14 @@
+import 'server-only';
 import path from 'node:path';
+import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { config } from '@/server/config';
 import * as schema from './schema';
+
+/**
+ * Opening a database and running statements on it. This layer takes its settings as
+ * arguments and imports nothing from server/: the process-wide handle, built from the
+ * configuration, lives in server/database.ts.
+ */
 
 /** The one database type every data-access function takes: the same on both drivers. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -11,6 +18,11 @@ export interface DatabaseHandle {
   driver: 'postgres' | 'pglite';
   /** Runs one raw statement with parameters (tools and tests; the app uses Drizzle). */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Calls `onNotify` on every NOTIFY of `channel` (postgres.js: on a connection of its own;
+   * PGlite: in process). Resolves to a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -19,7 +31,7 @@ export const MIGRATIONS_FOLDER = path.join(process.cwd(), 'db', 'migrations');
 /** A postgres.js pool. One per process: the caller keeps it. */
 export async function openPostgres(
   url: string,
-  options: { max?: number; prepare?: boolean; statementTimeoutMs?: number } = {},
+  options: { max?: number; prepare?: boolean; statementTimeoutMs?: number; applicationName?: string } = {},
 ): Promise<DatabaseHandle> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -37,8 +49,12 @@ export async function openPostgres(
     // it) keeps the connections of every instance from reconnecting in step.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2),
     onnotice: () => {},
+    // postgres.js fetches the server's array types when a connection opens. Behind a pooler
+    // that fetch can fail (PgBouncer refusing while its server is down): postgres.js then
+    // reports an unhandled rejection and never fetches them on that connection, so
+    // statements the API runs pass no array parameters (db/queries/access.ts).
     connection: {
-      application_name: 'contract-data-api',
+      application_name: options.applicationName ?? 'contract-data-api',
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     },
   });
@@ -48,6 +64,10 @@ export async function openPostgres(
     driver: 'postgres',
     query: async <T>(text: string, params: unknown[] = []) =>
       (await client.unsafe(text, params as never[])) as unknown as T[],
+    listen: async (channel, onNotify) => {
+      const { unlisten } = await client.listen(channel, () => onNotify());
+      return unlisten;
+    },
     close: () => client.end({ timeout: 5 }),
   };
 }
@@ -59,7 +79,7 @@ export async function pgliteExtensions() {
 }
 
 /** An embedded PGlite database in `dir` (or in memory without one), migrated. */
-export async function openPglite(dir?: string, options: { loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
+export async function openPglite(dir?: string, options: { loadDataDir?: Blob; migrationsFolder?: string } = {}): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const client = await PGlite.create({
@@ -68,62 +88,58 @@ export async function openPglite(dir?: string, options: { loadDataDir?: Blob } =
     extensions: await pgliteExtensions(),
   });
   const db = drizzle({ client, schema }) as unknown as Database;
-  await migrateDatabase(db, 'pglite');
+  await migrateDatabase(db, 'pglite', options.migrationsFolder);
   return {
     db,
     driver: 'pglite',
     query: async <T>(text: string, params: unknown[] = []) => (await client.query<T>(text, params)).rows,
+    listen: (channel, onNotify) => client.listen(channel, () => onNotify()),
     close: () => client.close(),
   };
 }
 
 /** Applies the committed SQL migrations (idempotent: applied ones are skipped). */
-export async function migrateDatabase(db: Database, driver: DatabaseHandle['driver']) {
+export async function migrateDatabase(db: Database, driver: DatabaseHandle['driver'], migrationsFolder = MIGRATIONS_FOLDER) {
   if (driver === 'pglite') {
     const { migrate } = await import('drizzle-orm/pglite/migrator');
-    await migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+    await migrate(db as never, { migrationsFolder });
   } else {
     const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-    await migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+    await migrate(db as never, { migrationsFolder });
   }
 }
 
-/** Opens the database the configuration names: Postgres with DATABASE_URL, else PGlite. */
-export async function openConfiguredDatabase(): Promise<DatabaseHandle> {
-  const { database } = config();
-  if (database.url) {
-    return openPostgres(database.url, {
-      max: database.poolMax,
-      prepare: database.prepare,
-      statementTimeoutMs: database.statementTimeoutMs,
+/** What opening the database needs (server/config.ts reads it from the environment). */
+export interface DatabaseSettings {
+  /** postgres://… ; without it, the embedded PGlite database in `pgliteDir`. */
+  url?: string;
+  poolMax: number;
+  prepare: boolean;
+  statementTimeoutMs: number;
+  pgliteDir: string;
+}
+
+/** Opens Postgres when a URL is given, else the embedded PGlite database (migrated). */
+export async function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
+  if (settings.url) {
+    return openPostgres(settings.url, {
+      max: settings.poolMax,
+      prepare: settings.prepare,
+      statementTimeoutMs: settings.statementTimeoutMs,
     });
   }
-  return openPglite(database.pgliteDir);
+  return openPglite(settings.pgliteDir);
 }
 
-// The process-wide handle lives on globalThis: Next.js may evaluate this module once per
-// bundle layer, and two PGlite instances on one directory would corrupt it.
-const HANDLE = Symbol.for('contract-data-api.database');
-type GlobalWithDb = typeof globalThis & { [HANDLE]?: Promise<DatabaseHandle> };
-
-/** The process's database, opened on first use and shared by every request after it. */
-export function getDatabase(): Promise<DatabaseHandle> {
-  const g = globalThis as GlobalWithDb;
-  g[HANDLE] ??= openConfiguredDatabase().catch((error: unknown) => {
-    // A failed open (database down at start) must not poison the process: retry next time.
-    delete g[HANDLE];
-    throw error;
-  });
-  return g[HANDLE];
-}
-
-/** Makes `handle` the process's database (tests run the app's code against their own database). */
-export function setProcessDatabase(handle: DatabaseHandle): void {
-  (globalThis as GlobalWithDb)[HANDLE] = Promise.resolve(handle);
-}
-
-export async function getDb(): Promise<Database> {
-  return (await getDatabase()).db;
+/**
+ * Runs a statement written in SQL (what Drizzle's builders cannot say: data-modifying CTEs,
+ * SKIP LOCKED claims) and returns its rows, whichever the driver: postgres.js answers an
+ * array, PGlite `{ rows }`. Return only text, uuid, integer and boolean columns from it:
+ * the two drivers parse other types differently.
+ */
+export async function executeRows<T>(db: Database, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown;
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
 /** A query whose parameters are `sql.placeholder()`s, as Drizzle's select builders are. */
@@ -163,8 +179,36 @@ const PREPARED = new WeakMap<Database, Map<string, Prepared>>();
 // filters); the bound only guards against a pathological caller.
 const MAX_PREPARED_PER_DATABASE = 1000;
 
-/** Runs a statement, prepared once per database handle and statement name. */
-export function runStatement<TResult>(db: Database, statement: Statement<TResult>): Promise<TResult> {
+/**
+ * A database whose statements, when they fail in a way `shouldRetry` recognises (it could
+ * not be reached), run again on `fallback`: a read replica in front of its primary. The
+ * caller learns of the failure through `onFailure` (and stops sending reads there).
+ */
+interface Fallback {
+  fallback: Database;
+  shouldRetry(error: unknown): boolean;
+  onFailure(error: unknown): void;
+}
+const FALLBACKS = new WeakMap<Database, Fallback>();
+
+export function setFallback(db: Database, fallback: Fallback): void {
+  FALLBACKS.set(db, fallback);
+}
+
+/** Runs a statement, prepared once per database handle and statement name (on its fallback if it cannot be reached). */
+export async function runStatement<TResult>(db: Database, statement: Statement<TResult>): Promise<TResult> {
+  const fallback = FALLBACKS.get(db);
+  if (!fallback) return runPrepared(db, statement);
+  try {
+    return await runPrepared(db, statement);
+  } catch (error) {
+    if (!fallback.shouldRetry(error)) throw error;
+    fallback.onFailure(error);
+    return runPrepared(fallback.fallback, statement);
+  }
+}
+
+function runPrepared<TResult>(db: Database, statement: Statement<TResult>): Promise<TResult> {
   let cache = PREPARED.get(db);
   if (!cache) {
     cache = new Map();

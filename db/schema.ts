@@ -4,8 +4,10 @@ import {
   char,
   check,
   date,
+  bigint,
   index,
   integer,
+  jsonb,
   numeric,
   pgEnum,
   pgTable,
@@ -16,6 +18,8 @@ import {
   uuid,
   varchar,
 } from 'drizzle-orm/pg-core';
+// Relative, not '@/lib': drizzle-kit loads this file without the app's path aliases.
+import { CONTRACT_STATUSES } from '../lib/contracts';
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -74,8 +78,6 @@ export const memberships = pgTable(
   ],
 );
 
-export const CONTRACT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
-export type ContractStatus = (typeof CONTRACT_STATUSES)[number];
 export const contractStatus = pgEnum('contract_status', CONTRACT_STATUSES);
 
 export const contracts = pgTable(
@@ -131,7 +133,7 @@ export const contracts = pgTable(
     index('contracts_organization_updated_idx').on(t.organizationId, t.updatedAt, t.id),
     // Renewal questions ("what expires in the next 90 days, soonest first") read the dates
     // the API shows, which exist only for completed contracts: the indexes hold exactly
-    // that expression (db/queries/contract-expressions.ts builds the same one), ascending
+    // that expression (db/queries/contracts/expressions.ts builds the same one), ascending
     // with nulls last, the order of sort=expiration_date and sort=renewal_date.
     index('contracts_personal_expiration_idx')
       .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN expiration_date END)`, t.id)
@@ -157,16 +159,23 @@ export const contracts = pgTable(
   ],
 );
 
-export const apiKeys = pgTable(
-  'api_keys',
+export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed']);
+
+// The secret tokens users create in Settings: API keys, and calendar feed tokens (calendar
+// apps cannot send headers, so a feed is read with a token in its URL). One table, one
+// lifecycle (server/access/tokens.ts): shown once, stored as the SHA-256 of the token,
+// listed by a non-secret hint, revoked or expired, never deleted.
+export const accessTokens = pgTable(
+  'access_tokens',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
+    kind: tokenKind('kind').notNull(),
     name: varchar('name', { length: 64 }).notNull(),
-    // SHA-256 of the full key, hex. The key itself is never stored.
-    keyHash: char('key_hash', { length: 64 }).notNull().unique(),
+    // SHA-256 of the full token, hex. The token itself is never stored.
+    tokenHash: char('token_hash', { length: 64 }).notNull().unique(),
     // Non-secret hint shown in the list: the prefix and the last four characters.
     hint: varchar('hint', { length: 32 }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -174,30 +183,165 @@ export const apiKeys = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
   },
-  (t) => [index('api_keys_user_idx').on(t.userId, t.createdAt.desc())],
+  (t) => [index('access_tokens_user_idx').on(t.userId, t.kind, t.createdAt.desc())],
 );
 
-// Calendar feeds: calendar apps cannot send headers, so a feed is read with a token in
-// its URL. The token is not an API key (it reads only dates, and only as a feed); like a
-// key it is shown once and stored as its SHA-256 hash.
-export const calendarFeeds = pgTable(
-  'calendar_feeds',
+// Webhooks (server/webhooks/): endpoints users register, the outbox of contract events that
+// a trigger on contracts fills in the writer's own transaction (migration 0004), one
+// delivery per event and endpoint, and every attempt to deliver it.
+
+export const webhookEndpointStatus = pgEnum('webhook_endpoint_status', ['active', 'paused', 'disabled']);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    name: varchar('name', { length: 64 }).notNull(),
-    tokenHash: char('token_hash', { length: 64 }).notNull().unique(),
-    hint: varchar('hint', { length: 32 }).notNull(),
+    url: varchar('url', { length: 2048 }).notNull(),
+    // Event types the endpoint subscribed to, and the days before a renewal or expiration
+    // date at which the *_upcoming events fire (JSON arrays: no array parameters, see
+    // db/queries/access.ts on postgres.js behind a pooler).
+    eventTypes: jsonb('event_types').$type<string[]>().notNull(),
+    renewalOffsets: jsonb('renewal_offsets').$type<number[]>().notNull(),
+    status: webhookEndpointStatus('status').notNull().default('active'),
+    // The signing secret (whsec_…), AES-256-GCM encrypted (server/access/secret-box.ts): it
+    // must be recoverable to sign, and a database dump alone must not forge deliveries.
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    secretHint: varchar('secret_hint', { length: 32 }).notNull(),
+    // After a rotation the previous secret signs too, until it expires (24 hours).
+    previousSecretCiphertext: text('previous_secret_ciphertext'),
+    previousSecretExpiresAt: timestamp('previous_secret_expires_at', { withTimezone: true, precision: 3 }),
+    // Start of the current run of failed attempts (null after a success); five days of it disable the endpoint.
+    failingSince: timestamp('failing_since', { withTimezone: true, precision: 3 }),
+    disabledReason: text('disabled_reason'),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
-    lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
-    revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
-  (t) => [index('calendar_feeds_user_idx').on(t.userId, t.createdAt.desc())],
+  (t) => [index('webhook_endpoints_user_idx').on(t.userId, t.createdAt)],
 );
+
+// The outbox. `seq` orders events; rows are written by the contracts trigger (created,
+// updated, deleted, extraction_completed) or by the app for one endpoint (`endpoint_id`:
+// the *_upcoming events at that endpoint's offsets, test events).
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    id: uuid('id').notNull().unique().defaultRandom(),
+    type: varchar('type', { length: 64 }).notNull(),
+    // No foreign keys: a deleted contract's events outlive it.
+    contractId: uuid('contract_id'),
+    ownerId: uuid('owner_id'),
+    organizationId: uuid('organization_id'),
+    // The contract row as the event saw it (to_jsonb of the row; for a deletion only id and organization_id).
+    contract: jsonb('contract'),
+    // Added to the payload's data: changed_fields, or the upcoming date and offset.
+    extra: jsonb('extra'),
+    endpointId: uuid('endpoint_id').references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    occurredAt: timestamp('occurred_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    fannedOutAt: timestamp('fanned_out_at', { withTimezone: true, precision: 3 }),
+  },
+  (t) => [
+    index('webhook_events_pending_idx').on(t.seq).where(sql`${t.fannedOutAt} IS NULL`),
+    index('webhook_events_occurred_idx').on(t.occurredAt),
+  ],
+);
+
+export const webhookDeliveryState = pgEnum('webhook_delivery_state', ['pending', 'succeeded', 'failed', 'skipped']);
+
+// One event for one endpoint: the message, delivered at least once, retried on a schedule.
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventSeq: bigint('event_seq', { mode: 'number' })
+      .notNull()
+      .references(() => webhookEvents.seq, { onDelete: 'cascade' }),
+    // Deliveries of one contract to one endpoint go out in event order (null: no order).
+    contractId: uuid('contract_id'),
+    state: webhookDeliveryState('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, precision: 3 }).notNull(),
+    // A worker's claim: only the holder of the token records the result; an expired lease
+    // (a worker that crashed after claiming) makes the delivery claimable again.
+    leaseToken: uuid('lease_token'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, precision: 3 }),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true, precision: 3 }),
+    lastStatusCode: integer('last_status_code'),
+    lastDurationMs: integer('last_duration_ms'),
+    lastResponse: text('last_response'),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_order_idx').on(t.endpointId, t.contractId, t.eventSeq).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_log_idx').on(t.endpointId, t.createdAt.desc(), t.id.desc()),
+    index('webhook_deliveries_event_idx').on(t.eventSeq),
+  ],
+);
+
+// Every attempt, for the per-user figures and the history of a delivery.
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    attemptedAt: timestamp('attempted_at', { withTimezone: true, precision: 3 }).notNull(),
+    succeeded: boolean('succeeded').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+  },
+  (t) => [
+    index('webhook_attempts_delivery_idx').on(t.deliveryId, t.attemptedAt),
+    index('webhook_attempts_user_idx').on(t.userId, t.attemptedAt),
+  ],
+);
+
+// Which *_upcoming events were sent: once per endpoint, contract, kind, date and offset,
+// so a moved date fires again and a repeated run never does.
+export const webhookUpcomingSent = pgTable(
+  'webhook_upcoming_sent',
+  {
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    contractId: uuid('contract_id').notNull(),
+    kind: varchar('kind', { length: 16 }).notNull(),
+    date: date('date', { mode: 'string' }).notNull(),
+    offsetDays: integer('offset_days').notNull(),
+    sentAt: timestamp('sent_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.contractId, t.kind, t.date, t.offsetDays] })],
+);
+
+// What a calendar feed last served, for its Last-Modified: the entity tag of the last
+// answer and when it first differed from the one before. A feed changes when a contract
+// changes, but also when one is deleted, a membership ends or a date leaves the window,
+// none of which leaves a newer updated_at behind; comparing answers catches all of them.
+export const calendarFeedVersions = pgTable('calendar_feed_versions', {
+  tokenId: uuid('token_id')
+    .primaryKey()
+    .references(() => accessTokens.id, { onDelete: 'cascade' }),
+  etag: varchar('etag', { length: 64 }).notNull(),
+  changedAt: timestamp('changed_at', { withTimezone: true, precision: 3 }).notNull(),
+});
 
 export type User = typeof users.$inferSelect;
 export type Contract = typeof contracts.$inferSelect;
 export type NewContract = typeof contracts.$inferInsert;
-export type ApiKey = typeof apiKeys.$inferSelect;
+export type AccessToken = typeof accessTokens.$inferSelect;

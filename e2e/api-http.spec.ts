@@ -3,7 +3,7 @@ import { expect, test, type APIRequestContext } from '@playwright/test';
 import { SetMatchType } from 'openapi-backend';
 import Papa from 'papaparse';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows } from '@/db/seed/demo';
-import { generateApiKey } from '@/server/api-keys/format';
+import { TOKEN_FORMATS } from '@/server/access/token-format';
 import {
   API,
   expectCommonHeaders,
@@ -78,7 +78,7 @@ interface ContractDetail extends ContractSummary {
 }
 interface ListBody {
   success: true;
-  data: { contracts: ContractSummary[]; pagination: { limit: number; offset: number; total: number } };
+  data: { contracts: ContractSummary[]; pagination: { limit: number; offset: number; total: number; has_more: boolean; next_cursor: string | null } };
 }
 interface GetBody {
   success: true;
@@ -187,10 +187,21 @@ test.afterAll(async () => {
   await http?.dispose();
 });
 
-test('the served OpenAPI document describes the four operations and the key header', () => {
-  expect([...doc.operationIds.keys()].sort()).toEqual(['GET /calendar/{token}.ics', 'GET /contracts', 'GET /contracts/{id}', 'POST /contracts/export']);
+test('the served OpenAPI document describes the operations (HEAD wherever GET), the key header and Bearer', () => {
+  expect([...doc.operationIds.keys()].sort()).toEqual([
+    'GET /calendar/{token}.ics',
+    'GET /contracts',
+    'GET /contracts/{id}',
+    'GET /openapi.json',
+    'HEAD /calendar/{token}.ics',
+    'HEAD /contracts',
+    'HEAD /contracts/{id}',
+    'HEAD /openapi.json',
+    'POST /contracts/export',
+  ]);
   const schemes = (doc.definition.components as { securitySchemes: Record<string, unknown> }).securitySchemes;
   expect(Object.values(schemes)).toContainEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }));
+  expect(Object.values(schemes)).toContainEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   expect(String(doc.definition.openapi)).toMatch(/^3\./);
 
   // The validator is not vacuous: a wrong body, a wrong header or an undocumented status fails.
@@ -220,7 +231,7 @@ for (const user of USERS) {
       const all = await documented<ListBody>(LIST, 'GET', '/contracts?limit=100', { key: keys[user] });
       expect(all.status).toBe(200);
       expect(all.body.success).toBe(true);
-      expect(all.body.data.pagination).toEqual({ limit: 100, offset: 0, total: expected.length });
+      expect(all.body.data.pagination).toEqual({ limit: 100, offset: 0, total: expected.length, has_more: false, next_cursor: null });
       expect(all.body.data.contracts.map((c) => c.id)).toEqual(expected);
       for (const c of all.body.data.contracts) {
         if (c.organization_id === null) {
@@ -232,16 +243,26 @@ for (const user of USERS) {
 
       // Default page size and pages of 5: same order, nothing lost or repeated.
       const first = await documented<ListBody>(LIST, 'GET', '/contracts', { key: keys[user] });
-      expect(first.body.data.pagination).toEqual({ limit: 50, offset: 0, total: expected.length });
+      expect(first.body.data.pagination).toEqual({ limit: 50, offset: 0, total: expected.length, has_more: false, next_cursor: null });
       const paged: string[] = [];
       for (let offset = 0; offset < expected.length; offset += 5) {
         const page = await documented<ListBody>(LIST, 'GET', `/contracts?limit=5&offset=${offset}`, { key: keys[user] });
-        expect(page.body.data.pagination).toEqual({ limit: 5, offset, total: expected.length });
+        const more = offset + 5 < expected.length;
+        expect(page.body.data.pagination).toEqual({
+          limit: 5,
+          offset,
+          total: expected.length,
+          has_more: more,
+          next_cursor: more ? expect.any(String) : null,
+        });
         paged.push(...page.body.data.contracts.map((c) => c.id));
       }
       expect(paged).toEqual(expected);
       const past = await documented<ListBody>(LIST, 'GET', `/contracts?offset=${expected.length}`, { key: keys[user] });
-      expect(past.body.data).toEqual({ contracts: [], pagination: { limit: 50, offset: expected.length, total: expected.length } });
+      expect(past.body.data).toEqual({
+        contracts: [],
+        pagination: { limit: 50, offset: expected.length, total: expected.length, has_more: false, next_cursor: null },
+      });
     });
 
     test('get answers every visible contract and 404s every other one like a nonexistent id', async () => {
@@ -352,7 +373,7 @@ test('missing, garbage, unknown and revoked keys get the same 401', async () => 
   const badKeys: Record<string, string | null> = {
     missing: null,
     garbage: 'garbage',
-    'well-formed but unknown': generateApiKey(),
+    'well-formed but unknown': TOKEN_FORMATS.api_key.generate(),
     revoked: revokedAliceKey,
   };
   for (const [op, method, path] of [
@@ -409,4 +430,29 @@ test('every response carries a distinct X-Request-Id', async () => {
     ids.add(res.headers['x-request-id']!);
   }
   expect(ids.size).toBe(responses.length);
+});
+
+test('over real HTTP through next start: Bearer keys, WWW-Authenticate, unknown parameters, ETag and 304 (compression or not)', async () => {
+  const send = (path: string, headers: Record<string, string>) => http.fetch(`${API}${path}`, { headers, maxRedirects: 0 });
+  const bearer = await send('/contracts?limit=2', { Authorization: `Bearer ${keys.alice}`, 'Accept-Encoding': 'gzip, br' });
+  expect(bearer.status()).toBe(200);
+  const etag = bearer.headers().etag!;
+  expect(etag).toMatch(/^W\/"/);
+  expect(bearer.headers()['cache-control']).toBe('private, no-cache');
+  expect(bearer.headers().vary).toContain('X-API-Key');
+  // The same tag, whether the answer was compressed or not, and a 304 without a body.
+  const plain = await send('/contracts?limit=2', { 'X-API-Key': keys.alice, 'Accept-Encoding': 'identity' });
+  expect(plain.headers().etag).toBe(etag);
+  const notModified = await send('/contracts?limit=2', { 'X-API-Key': keys.alice, 'If-None-Match': etag, 'Accept-Encoding': 'gzip' });
+  expect(notModified.status()).toBe(304);
+  expect((await notModified.body()).length).toBe(0);
+  expect(notModified.headers().etag).toBe(etag);
+  expect(Number(notModified.headers()['x-ratelimit-remaining'])).toBe(Number(plain.headers()['x-ratelimit-remaining']));
+
+  const refused = await send('/contracts', { Authorization: 'Bearer cdapi_nope' });
+  expect(refused.status()).toBe(401);
+  expect(refused.headers()['www-authenticate']).toBe('Bearer realm="Contract Data API", ApiKey realm="Contract Data API", header="X-API-Key"');
+  const typo = await send('/contracts?stauts=active', { 'X-API-Key': keys.alice });
+  expect(typo.status()).toBe(400);
+  expect(((await typo.json()) as ErrorBody).error.details).toEqual([expect.objectContaining({ param: 'stauts' })]);
 });

@@ -112,8 +112,10 @@ test('the list, its total and its chart match the API', async ({ page, request }
     let expirations = 0;
     for (let i = 0; i < 12; i++) {
       const [y, m] = [now.getUTCFullYear(), now.getUTCMonth() + i];
-      // Exclusive bounds: after the last day of the month before, before the first of the next.
-      const bounds = (kind: 'renews' | 'expires') => `${kind}_after=${day(y, m, 0)}&${kind}_before=${day(y, m + 1, 1)}&limit=1`;
+      // Exclusive bounds: after the last day of the month before (for this month: after
+      // yesterday, since only dates from today on are upcoming), before the first of the next.
+      const after = i === 0 ? day(y, m, now.getUTCDate() - 1) : day(y, m, 0);
+      const bounds = (kind: 'renews' | 'expires') => `${kind}_after=${after}&${kind}_before=${day(y, m + 1, 1)}&limit=1`;
       const renewing = (await apiList(request, key, bounds('renews'))).pagination.total;
       const expiring = (await apiList(request, key, bounds('expires'))).pagination.total;
       const cells = bodyRows.nth(i).locator('td');
@@ -125,6 +127,14 @@ test('the list, its total and its chart match the API', async ({ page, request }
     expect(renewals + expirations, 'the demo data has something to chart').toBeGreaterThan(0);
     await expect(page.getByTestId('upcoming-renewals')).toHaveText(String(renewals));
     await expect(page.getByTestId('upcoming-expirations')).toHaveText(String(expirations));
+    // The totals are "from today on": the API's count of every date from today to the end of the window.
+    const end = day(now.getUTCFullYear(), now.getUTCMonth() + 12, 1);
+    const total = async (kind: 'renews' | 'expires') =>
+      (await apiList(request, key, `${kind}_after=${day(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - 1)}&${kind}_before=${end}&limit=1`))
+        .pagination.total;
+    expect([renewals, expirations]).toEqual([await total('renews'), await total('expires')]);
+    const today = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(now);
+    await expect(page.locator('#upcoming-caption')).toContainText(`${today} to the end of`);
   });
 
   await page.getByText('Show the figures as a table').click();

@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
-import { getDatabase, type Database } from '@/db/client';
-import { apiKeys, users } from '@/db/schema';
-import { createApiKey, listApiKeys, revokeApiKey } from '@/server/api-keys/service';
+import type { Database } from '@/db/client';
+import { selectTokenOwner } from '@/db/queries/tokens';
+import { users } from '@/db/schema';
+import { createToken, listTokens, revokeToken } from '@/server/access/tokens';
 import { normalizeEmail } from '@/server/auth/users';
+import { getDatabase } from '@/server/database';
 import { AppError } from '@/server/errors';
 import { runScript, UsageError } from './run-script';
 
@@ -61,11 +63,11 @@ runScript(async () => {
   try {
     if (command === 'create') {
       const userId = await userIdOf(db, values.email!);
-      const { key, apiKey } = await createApiKey(db, userId, { name: values.name!, expiresInDays: days });
-      console.error(`Created "${apiKey.name}" (${apiKey.id}), expires ${apiKey.expiresAt?.toISOString() ?? 'never'}.`);
-      console.log(key);
+      const { secret, token } = await createToken(db, 'api_key', userId, { name: values.name!, expiresInDays: days });
+      console.error(`Created "${token.name}" (${token.id}), expires ${token.expiresAt?.toISOString() ?? 'never'}.`);
+      console.log(secret);
     } else if (command === 'list') {
-      const keys = await listApiKeys(db, await userIdOf(db, values.email!));
+      const keys = await listTokens(db, 'api_key', await userIdOf(db, values.email!));
       if (keys.length === 0) console.log('No API keys.');
       for (const k of keys) {
         console.log(
@@ -73,9 +75,9 @@ runScript(async () => {
         );
       }
     } else {
-      const [key] = await db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, values.id!));
-      if (!key) throw new UsageError(`No API key with the id ${values.id}.`);
-      const revoked = await revokeApiKey(db, key.userId, values.id!);
+      const owner = await selectTokenOwner(db, 'api_key', values.id!);
+      if (!owner) throw new UsageError(`No API key with the id ${values.id}.`);
+      const revoked = await revokeToken(db, 'api_key', owner, values.id!);
       console.log(`Revoked "${revoked.name}" (${revoked.hint}).`);
     }
   } catch (error) {

@@ -1,4 +1,5 @@
-import { getDatabase, migrateDatabase } from '@/db/client';
+import { migrateDatabase } from '@/db/client';
+import { getDatabase } from '@/server/database';
 import { runScript } from './run-script';
 
 // Applies the committed migrations to the configured database (DATABASE_URL, or the

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { getDatabase, migrateDatabase } from '@/db/client';
+import { migrateDatabase } from '@/db/client';
+import { getDatabase } from '@/server/database';
 import { resetData, seedDemo } from '@/db/seed/demo';
 import { seedScale } from '@/db/seed/scale';
 import { runScript, UsageError } from './run-script';

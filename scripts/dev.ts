@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { count } from 'drizzle-orm';
-import { getDatabase, migrateDatabase } from '@/db/client';
+import { migrateDatabase } from '@/db/client';
+import { getDatabase } from '@/server/database';
 import { users } from '@/db/schema';
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { authSecret, config } from '@/server/config';

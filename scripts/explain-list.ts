@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
-import { getDatabase } from '@/db/client';
-import { contractCountQuery, contractPageQuery, organizationIdsOf } from '@/db/queries/contracts';
+import { contractCountStatement } from '@/db/queries/contracts/count';
+import { contractPageStatement } from '@/db/queries/contracts/page';
 import { users } from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
+import { loadScope } from '@/server/access/scope';
 import { toContractFilters, toSort } from '@/server/contracts/query';
 import { listContractsInput } from '@/server/contracts/schemas';
+import { getDatabase } from '@/server/database';
+import { StatementTexts } from './bench/statements';
 import { runScript, UsageError } from './run-script';
 
 // Prints EXPLAIN (ANALYZE, BUFFERS) of the exact list-page and count statements the API
@@ -29,28 +32,22 @@ runScript(async () => {
   const { db } = handle;
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email));
   if (!user) throw new UsageError(`${email} not found: run npm run db:seed -- --contracts 100000 first`);
-  const scope = { userId: user.id, organizationIds: await organizationIdsOf(db, user.id) };
+  const { scope } = await loadScope(db, user.id);
   const filters = toContractFilters(input, values.today);
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
   console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; query: ${values.query || '(none)'}\n`);
 
+  const texts = new StatementTexts(db);
   const statements = {
-    [`list page (limit ${input.limit}, offset ${input.offset})`]: contractPageQuery(db, scope, filters, {
-      limit: input.limit,
-      offset: input.offset,
-      sort: toSort(input.sort),
-    })?.toSQL(),
-    count: contractCountQuery(db, scope, filters)?.toSQL(),
+    [`list page (limit ${input.limit}, offset ${input.offset})`]: contractPageStatement(scope, filters, { limit: input.limit, offset: input.offset, sort: toSort(input.sort) }),
+    count: contractCountStatement(scope, filters),
   };
   for (const [label, statement] of Object.entries(statements)) {
     if (!statement) continue;
-    console.log(`== ${label}\n${statement.sql}\n`);
-    const plan = await handle.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${statement.sql}`,
-      statement.params,
-    );
+    const { text, params } = texts.compile(statement);
+    console.log(`== ${label}\n${text}\n`);
+    const plan = await handle.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, params);
     console.log(`${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`);
   }
   await handle.close();
 });
-

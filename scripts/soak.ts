@@ -29,6 +29,20 @@
  *   than the pool's maximum, and a request after the soak is served;
  * - no API key appears in the server's output.
  * Anything else prints the failures and exits 1. The database is dropped at the end.
+ *
+ * Against a running deployment instead (the local cluster's balancer, npm run cluster):
+ *
+ *   DATABASE_URL=<its primary> npm run soak -- --url http://127.0.0.1:3300 [--faults]
+ *
+ * Nothing is built or started: 20 keys are made for the users already there (the demo
+ * accounts) on DATABASE_URL and revoked at the end, and the deployment's own limits apply.
+ * With --faults (the local cluster only) an instance is killed with SIGKILL at a quarter of
+ * the soak and started again, and the cluster's Redis is restarted at 70 %
+ * (scripts/cluster/faults.ts). Then valid keys may also get 503 (with Retry-After, checked
+ * on the answers the checking clients see); requests lost (connection errors, timeouts,
+ * the balancer's 502/504) must not outnumber those in progress on the killed instance; the
+ * instance must serve again and the limits apply again within the soak, with every other
+ * process of the cluster unchanged. The memory check (one server process) is left out.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,12 +50,16 @@ import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, 
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import IORedis from 'ioredis';
 import { migrateDatabase, openPostgres, type DatabaseHandle } from '@/db/client';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
-import { createApiKey } from '@/server/api-keys/service';
+import { createToken, revokeToken } from '@/server/access/tokens';
+import { faultableCluster, otherPids, playFaults, retryCounters } from './cluster/faults';
+import { balancerUrl, PGBOUNCER_DEFAULT_POOL_SIZE, readState, secrets as clusterSecrets, type State } from './cluster/layout';
+import { pgbouncerShowAsync } from './cluster/pgbouncer';
 import { runScript, UsageError } from './run-script';
 
 // ------------------------------------------------------------------------------------
@@ -82,7 +100,8 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 // ------------------------------------------------------------------------------------
 
 const USAGE = `Usage: npm run soak -- [--duration S] [--warmup S] [--connections N] [--port P]
-                      [--dist-dir D] [--skip-build] [--keep-db] [--json FILE]`;
+                      [--dist-dir D] [--skip-build] [--keep-db] [--json FILE]
+       DATABASE_URL=… npm run soak -- --url URL [--faults] [--duration S] [--warmup S] [--connections N] [--json FILE]`;
 
 const POOL_MAX = 10;
 const KEY_COUNT = 20;
@@ -102,6 +121,10 @@ interface Options {
   build: boolean;
   keepDb: boolean;
   json?: string;
+  /** A running deployment to load instead of a server of our own. */
+  url?: string;
+  /** Break the local cluster during the soak (with --url). */
+  faults: boolean;
 }
 
 function options(): Options {
@@ -117,6 +140,8 @@ function options(): Options {
         'skip-build': { type: 'boolean', default: false },
         'keep-db': { type: 'boolean', default: false },
         json: { type: 'string' },
+        url: { type: 'string' },
+        faults: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -134,6 +159,17 @@ function options(): Options {
     return n;
   };
   const duration = int('duration', values.duration, 5, 3600);
+  if (values.faults && !values.url) throw new UsageError(`--faults needs --url (the local cluster's balancer)\n${USAGE}`);
+  if (values.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(values.url);
+    } catch {
+      throw new UsageError(`--url must be an http:// URL\n${USAGE}`);
+    }
+    if (url.protocol !== 'http:') throw new UsageError(`--url must be an http:// URL\n${USAGE}`);
+    if (!process.env.DATABASE_URL) throw new UsageError(`--url needs DATABASE_URL: the database behind it, for the keys (eval "$(npm run -s cluster -- env)")\n${USAGE}`);
+  }
   return {
     duration,
     warmup: values.warmup === undefined ? (duration >= 120 ? 60 : 30) : int('warmup', values.warmup, 3, 600),
@@ -143,6 +179,8 @@ function options(): Options {
     build: !values['skip-build'],
     keepDb: values['keep-db'],
     json: values.json,
+    url: values.url?.replace(/\/+$/, ''),
+    faults: values.faults,
   };
 }
 
@@ -156,6 +194,7 @@ interface Caller {
   label: string;
   userId: string;
   key: string;
+  keyId: string;
   /** Some of the caller's contracts, for get-one. */
   contractIds: string[];
   organizationIds: string[];
@@ -177,27 +216,38 @@ async function prepareDatabase(adminUrl: string, name: string): Promise<{ url: s
     await migrateDatabase(handle.db, 'postgres');
     await seedDemo(handle.db);
     await seedScale(handle.db, 20_000);
-    const users = await handle.query<{ id: string; email: string }>(
-      `SELECT id, email FROM users WHERE email = ANY($1) OR email LIKE 'user%@scale.example.com' ORDER BY email LIMIT 200`,
-      [[...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.heavy, SCALE_CALLERS.typical]],
-    );
-    const preferred: string[] = [...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.typical];
-    const chosen = [
-      ...preferred.map((email) => users.find((u) => u.email === email)!),
-      ...users.filter((u) => !preferred.includes(u.email) && u.email !== SCALE_CALLERS.heavy),
-    ].slice(0, KEY_COUNT);
-    const callers: Caller[] = [];
-    for (const user of chosen) callers.push(await callerFor(handle, user, `soak ${user.email}`));
-    const heavyUser = users.find((u) => u.email === SCALE_CALLERS.heavy)!;
-    const heavy = await callerFor(handle, heavyUser, 'soak heavy exports');
-    return { url: url.toString(), callers, heavy };
+    return { url: url.toString(), ...(await callersIn(handle)) };
   } finally {
     await handle.close();
   }
 }
 
+/**
+ * KEY_COUNT callers with a key each, plus the caller of the large exports (the scale
+ * dataset's heavy caller). A deployment's database may hold only the demo accounts: then
+ * each of them gets several keys, and Bob (who sees the most) exports.
+ */
+async function callersIn(handle: DatabaseHandle): Promise<{ callers: Caller[]; heavy: Caller }> {
+  const users = await handle.query<{ id: string; email: string }>(
+    `SELECT id, email FROM users WHERE email = ANY($1) OR email LIKE 'user%@scale.example.com' ORDER BY email LIMIT 200`,
+    [[...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.heavy, SCALE_CALLERS.typical]],
+  );
+  const preferred: string[] = [...Object.values(DEMO_USERS).map((u) => u.email), SCALE_CALLERS.typical];
+  const available = [
+    ...preferred.flatMap((email) => users.filter((u) => u.email === email)),
+    ...users.filter((u) => !preferred.includes(u.email) && u.email !== SCALE_CALLERS.heavy),
+  ];
+  if (available.length === 0) throw new UsageError('the database has none of the demo or scale users: seed it first (npm run db:seed)');
+  const chosen = Array.from({ length: KEY_COUNT }, (_, i) => available[i % available.length]!);
+  const callers: Caller[] = [];
+  for (const user of chosen) callers.push(await callerFor(handle, user, `soak ${user.email}`));
+  const heavyUser = users.find((u) => u.email === SCALE_CALLERS.heavy) ?? users.find((u) => u.email === DEMO_USERS.bob.email) ?? available[0]!;
+  const heavy = await callerFor(handle, heavyUser, 'soak heavy exports');
+  return { callers, heavy };
+}
+
 async function callerFor(handle: DatabaseHandle, user: { id: string; email: string }, name: string): Promise<Caller> {
-  const { key } = await createApiKey(handle.db, user.id, { name: name.slice(0, 64), expiresInDays: 7 });
+  const { secret: key, token } = await createToken(handle.db, 'api_key', user.id, { name: name.slice(0, 64), expiresInDays: 7 });
   const organizationIds = (
     await handle.query<{ organization_id: string }>('SELECT organization_id FROM memberships WHERE user_id = $1', [user.id])
   ).map((r) => r.organization_id);
@@ -209,7 +259,7 @@ async function callerFor(handle: DatabaseHandle, user: { id: string; email: stri
       [user.id, organizationIds],
     )
   ).map((r) => r.id);
-  return { label: user.email, userId: user.id, key, contractIds: visible.slice(0, 50), organizationIds, visible: new Set(visible) };
+  return { label: user.email, userId: user.id, key, keyId: token.id, contractIds: visible.slice(0, 50), organizationIds, visible: new Set(visible) };
 }
 
 /** A deterministic pseudo-random sequence (mulberry32), so every run sends the same mix. */
@@ -261,18 +311,65 @@ function listQuery(caller: Caller, random: () => number): URLSearchParams {
  * Requests with bad keys (missing, malformed, well-formed but unknown), on their own
  * connections and from another client address: an address that has used up its failed
  * attempts gets 429 for every request, even with a valid key, so the good traffic must
- * not share it. (Over loopback the address is the one X-Real-IP names, as a proxy in front
- * of the app would set it.)
+ * not share it. The address is the one X-Real-IP names for a server of our own (as a
+ * proxy in front of the app would set it), and the loopback address the connections come
+ * from for a deployment behind a balancer (which appends it to X-Forwarded-For).
  */
 const BAD_CLIENT_ADDRESS = '203.0.113.66';
-function badMix(): AutocannonRequest[] {
-  return ['cdapi_wrong', `cdapi_${'A'.repeat(38)}`, 'not-a-key', ''].map(
-    (key): AutocannonRequest => ({
-      method: 'GET',
-      path: '/api/v1/contracts',
-      headers: { 'x-real-ip': BAD_CLIENT_ADDRESS, ...(key ? { 'x-api-key': key } : {}) },
+const BAD_LOOPBACK_ADDRESS = '127.0.0.66';
+const BAD_KEYS = ['cdapi_wrong', `cdapi_${'A'.repeat(38)}`, 'not-a-key', ''];
+
+/** What the verdict reads of a load's result (autocannon's, or badLoad's). */
+interface Counted {
+  requests: { average: number; total: number };
+  errors: number;
+  timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+
+/** `connections` clients sending the bad keys in turn for `duration` seconds, each status counted. */
+async function badLoad(base: string, connections: number, duration: number): Promise<Counted> {
+  const agent = new http.Agent({ keepAlive: true, localAddress: BAD_LOOPBACK_ADDRESS });
+  const counted: Counted = { requests: { average: 0, total: 0 }, errors: 0, timeouts: 0, statusCodeStats: {} };
+  const until = Date.now() + duration * 1000;
+  const one = (key: string) =>
+    new Promise<void>((resolve) => {
+      const req = http.get(
+        `${base}/api/v1/contracts`,
+        { agent, timeout: 10_000, headers: { 'x-real-ip': BAD_CLIENT_ADDRESS, ...(key ? { 'x-api-key': key } : {}) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            const status = String(res.statusCode);
+            counted.requests.total++;
+            counted.statusCodeStats[status] = { count: (counted.statusCodeStats[status]?.count ?? 0) + 1 };
+            resolve();
+          });
+          res.on('error', () => {
+            counted.errors++;
+            resolve();
+          });
+        },
+      );
+      let timedOut = false;
+      req.on('timeout', () => {
+        timedOut = true;
+        counted.timeouts++;
+        req.destroy();
+      });
+      req.on('error', () => {
+        if (!timedOut) counted.errors++;
+        resolve();
+      });
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      for (let i = c; Date.now() < until; i++) await one(BAD_KEYS[i % BAD_KEYS.length]!);
     }),
   );
+  agent.destroy();
+  counted.requests.average = counted.requests.total / duration;
+  return counted;
 }
 
 interface Checked {
@@ -282,6 +379,12 @@ interface Checked {
   refused: string[];
   /** A contract in an answer that the caller may not see. */
   foreign: string[];
+  /** Requests that got no answer (connection error, timeout). */
+  errors: string[];
+  /** 503 answers without Retry-After. */
+  noRetryAfter: number;
+  /** When each answer came, from which instance (X-Served-By, behind the cluster's balancer), and whether it carried rate-limit headers. */
+  answers: { at: number; servedBy: string | null; limitHeaders: boolean }[];
 }
 
 /**
@@ -291,7 +394,7 @@ interface Checked {
  * is re-opened), so a valid key refused or a foreign contract is certain.
  */
 async function checkWhileLoaded(base: string, callers: Caller[], until: number, clients: number): Promise<Checked> {
-  const checked: Checked = { requests: 0, statuses: {}, refused: [], foreign: [] };
+  const checked: Checked = { requests: 0, statuses: {}, refused: [], foreign: [], errors: [], noRetryAfter: 0, answers: [] };
   const random = prng(7);
   const cold = callers.slice(2);
   const loop = async () => {
@@ -304,12 +407,21 @@ async function checkWhileLoaded(base: string, callers: Caller[], until: number, 
         res = await fetch(url, { headers: { 'x-api-key': caller.key }, signal: AbortSignal.timeout(15_000) });
       } catch (error) {
         checked.statuses[0] = (checked.statuses[0] ?? 0) + 1;
-        checked.refused.push(`${url}: ${(error as Error).message}`);
+        checked.errors.push(`${url}: ${(error as Error).message}`);
         continue;
       }
-      const text = await res.text();
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (error) {
+        checked.statuses[0] = (checked.statuses[0] ?? 0) + 1;
+        checked.errors.push(`${url}: ${(error as Error).message} (reading the body)`);
+        continue;
+      }
       checked.requests++;
       checked.statuses[res.status] = (checked.statuses[res.status] ?? 0) + 1;
+      checked.answers.push({ at: Date.now(), servedBy: res.headers.get('x-served-by'), limitHeaders: res.headers.has('x-ratelimit-limit') });
+      if (res.status === 503 && !res.headers.has('retry-after')) checked.noRetryAfter++;
       if (res.status === 401 || (res.status === 429 && text.includes('invalid API keys'))) {
         checked.refused.push(`${caller.label} ${res.status}: ${text.slice(0, 120)}`);
       }
@@ -324,7 +436,7 @@ async function checkWhileLoaded(base: string, callers: Caller[], until: number, 
   return checked;
 }
 
-const statusCounts = (r: AutocannonResult) =>
+const statusCounts = (r: Counted) =>
   Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([status, { count }]) => [status, Number(count)]));
 
 // ------------------------------------------------------------------------------------
@@ -451,7 +563,7 @@ interface Connections {
 async function appConnections(admin: DatabaseHandle, database: string): Promise<Connections> {
   const rows = await admin.query<{ state: string | null; query: string }>(
     `SELECT state, left(query, 120) AS query FROM pg_stat_activity
-      WHERE datname = $1 AND application_name = 'contract-data-api' AND backend_type = 'client backend'`,
+      WHERE datname = $1 AND application_name = 'contract-data-api' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
     [database],
   );
   return { total: rows.length, idle: rows.filter((r) => r.state === 'idle').length, busy: rows.filter((r) => r.state !== 'idle') };
@@ -536,8 +648,25 @@ async function abandonExports(
 
 // ------------------------------------------------------------------------------------
 
-runScript(async () => {
-  const o = options();
+/**
+ * What the soak runs against: a server of its own on a fresh database (the default), or a
+ * running deployment given by --url, whose database is DATABASE_URL.
+ */
+interface Target {
+  base: string;
+  admin: DatabaseHandle;
+  /** The deployment's database, for its connections in pg_stat_activity. */
+  dbName: string;
+  callers: Caller[];
+  heavy: Caller;
+  /** Our own server (its memory and output are checked), absent for --url. */
+  server?: Server;
+  /** Most connections of the app Postgres may see (the pool, or PgBouncer's pool in the cluster). */
+  connectionBound?: number;
+  cleanup(): Promise<void>;
+}
+
+async function ownServer(o: Options): Promise<Target> {
   const adminUrl = process.env.PG_ADMIN_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   for (const url of [adminUrl, redisUrl]) {
@@ -558,21 +687,95 @@ runScript(async () => {
   const dbName = `cda_soak_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = await openPostgres(adminUrl, { max: 1 });
   let server: Server | undefined;
-  const failures: string[] = [];
+  const cleanup = async () => {
+    await server?.stop();
+    if (!o.keepDb) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+    await admin.close();
+  };
   try {
     await admin.query('SELECT 1');
     if (o.build) build(o.distDir);
     else if (!existsSync(path.join(o.distDir, 'BUILD_ID'))) throw new UsageError(`--skip-build: no build in ${o.distDir}`);
-
     log(`database ${dbName}: demo data, 20,000 scale contracts, ${KEY_COUNT} keys…`);
     const { url: databaseUrl, callers, heavy } = await prepareDatabase(adminUrl, dbName);
-    const secrets = [...callers, heavy].map((c) => c.key);
-
     server = await startServer(o, databaseUrl, redisUrl);
-    const pid = server.child.pid!;
-    const base = `http://127.0.0.1:${o.port}`;
-    log(`server up at ${base} (pid ${pid}, RSS ${rssMiB(pid).toFixed(0)} MiB)`);
+    log(`server up at http://127.0.0.1:${o.port} (pid ${server.child.pid}, RSS ${rssMiB(server.child.pid!).toFixed(0)} MiB)`);
+    return { base: `http://127.0.0.1:${o.port}`, admin, dbName, callers, heavy, server, connectionBound: POOL_MAX, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
 
+async function runningDeployment(o: Options, cluster: State | undefined): Promise<Target> {
+  const databaseUrl = process.env.DATABASE_URL!;
+  for (const url of [o.url!, databaseUrl]) {
+    const host = new URL(url).hostname;
+    if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(host)) throw new UsageError(`the soak runs on loopback only; ${url} is not`);
+  }
+  // One connection, on the app's database: the one connection not counted among the app's.
+  const admin = await openPostgres(databaseUrl, { max: 1 });
+  try {
+    log(`${KEY_COUNT} keys for the users of ${new URL(databaseUrl).pathname.slice(1)}…`);
+    const { callers, heavy } = await callersIn(admin);
+    const cleanup = async () => {
+      // The keys go: at most 25 active keys per user, and the soak's must not outlive it.
+      for (const c of [...callers, heavy]) await revokeToken(admin.db, 'api_key', c.userId, c.keyId).catch(() => {});
+      await admin.close();
+    };
+    return { base: o.url!, admin, dbName: new URL(databaseUrl).pathname.slice(1), callers, heavy, connectionBound: cluster ? PGBOUNCER_DEFAULT_POOL_SIZE : undefined, cleanup };
+  } catch (error) {
+    await admin.close();
+    throw error;
+  }
+}
+
+/** The local cluster whose balancer --url names, if it is that. */
+function clusterAt(url: string | undefined): State | undefined {
+  const s = url ? readState() : undefined;
+  return s && balancerUrl(s) === url ? s : undefined;
+}
+
+/** PgBouncer's pools every second during the soak (the cluster only): the most seen of each count. */
+function samplePgbouncer(s: State) {
+  const sec = clusterSecrets(s.dir);
+  const most = { clientsActive: 0, clientsWaiting: 0, serversActive: 0, serversTotal: 0, maxWaitSeconds: 0, appClients: 0 };
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const [pools, clients] = await Promise.all([pgbouncerShowAsync(s, sec, 'POOLS'), pgbouncerShowAsync(s, sec, 'CLIENTS')]);
+      const pool = pools.find((p) => p.database === 'cda_cluster' && p.user === 'cda');
+      if (pool) {
+        const n = (k: string) => Number(pool[k] ?? 0);
+        most.clientsActive = Math.max(most.clientsActive, n('cl_active'));
+        most.clientsWaiting = Math.max(most.clientsWaiting, n('cl_waiting'));
+        most.serversActive = Math.max(most.serversActive, n('sv_active'));
+        most.serversTotal = Math.max(most.serversTotal, n('sv_active') + n('sv_idle') + n('sv_used') + n('sv_tested') + n('sv_login'));
+        most.maxWaitSeconds = Math.max(most.maxWaitSeconds, n('maxwait') + n('maxwait_us') / 1e6);
+      }
+      most.appClients = Math.max(most.appClients, clients.filter((c) => c.application_name === 'contract-data-api').length);
+    } catch {
+      /* PgBouncer busy or restarting: the next sample */
+    } finally {
+      busy = false;
+    }
+  }, 1_000);
+  return { most, stop: () => clearInterval(timer) };
+}
+
+runScript(async () => {
+  const o = options();
+  const cluster = clusterAt(o.url);
+  if (o.faults && !cluster) throw new UsageError(`--faults breaks the local cluster: --url must be its balancer (npm run cluster -- status)`);
+  if (o.faults) faultableCluster();
+  const target = o.url ? await runningDeployment(o, cluster) : await ownServer(o);
+  const { base, admin, dbName, callers, heavy, server } = target;
+  const pid = server?.child.pid;
+  const secrets = [...callers, heavy].map((c) => c.key);
+  const failures: string[] = [];
+  try {
     const headers = await checkPages(base, failures);
     const cookies = { http: await sessionCookie(base, undefined), forwardedHttps: await sessionCookie(base, 'https') };
     for (const [name, cookie] of Object.entries(cookies)) {
@@ -587,36 +790,38 @@ runScript(async () => {
     }
 
     const good = goodMix(callers);
-    const bad = badMix();
     const badConnections = Math.max(1, Math.round(o.connections / 16));
     const goodConnections = Math.max(1, o.connections - badConnections);
     const load = (duration: number) =>
-      Promise.all([
-        autocannon({ url: base, connections: goodConnections, duration, timeout: 10, requests: good }),
-        autocannon({ url: base, connections: badConnections, duration, timeout: 10, requests: bad }),
-      ]);
+      Promise.all([autocannon({ url: base, connections: goodConnections, duration, timeout: 10, requests: good }), badLoad(base, badConnections, duration)]);
 
     log(`warm-up: ${o.warmup} s at ${o.connections} connections…`);
     const [warm, warmBad] = await load(o.warmup);
-    const rssAfterWarmup = await settledRss(pid);
+    const rssAfterWarmup = pid === undefined ? undefined : await settledRss(pid);
     const connectionsAfterWarmup = await appConnections(admin, dbName);
-    log(`warm-up: ${Math.round(warm.requests.average + warmBad.requests.average)} req/s, RSS ${rssAfterWarmup.toFixed(0)} MiB, ${connectionsAfterWarmup.total} connections (${connectionsAfterWarmup.idle} idle)`);
+    log(
+      `warm-up: ${Math.round(warm.requests.average + warmBad.requests.average)} req/s${rssAfterWarmup === undefined ? '' : `, RSS ${rssAfterWarmup.toFixed(0)} MiB`}, ${connectionsAfterWarmup.total} connections (${connectionsAfterWarmup.idle} idle)`,
+    );
 
-    log(`soak: ${o.duration} s at ${o.connections} connections, with checking clients and abandoned exports alongside…`);
+    log(`soak: ${o.duration} s at ${o.connections} connections, with checking clients and abandoned exports alongside${o.faults ? ', and faults' : ''}…`);
     const rssTrace: number[] = [];
     const loadTrace: number[] = [];
     const sampler = setInterval(() => {
-      rssTrace.push(rssMiB(pid));
+      if (pid !== undefined) rssTrace.push(rssMiB(pid));
       loadTrace.push(os.loadavg()[0]!);
     }, 10_000);
-    const until = Date.now() + o.duration * 1000;
-    const [[soak, soakBad], checked, aborts] = await Promise.all([
+    const pools = cluster ? samplePgbouncer(cluster) : undefined;
+    const soakStart = Date.now();
+    const until = soakStart + o.duration * 1000;
+    const [[soak, soakBad], checked, aborts, faults] = await Promise.all([
       load(o.duration),
       checkWhileLoaded(base, callers, until, 2),
       abandonExports(base, heavy.key, until, Math.ceil(o.duration / 2)),
+      o.faults ? playFaults(cluster!, soakStart, o.duration, (line) => log(line)) : Promise.resolve(undefined),
     ]);
     clearInterval(sampler);
-    const rssAfterSoak = await settledRss(pid);
+    pools?.stop();
+    const rssAfterSoak = pid === undefined ? undefined : await settledRss(pid);
 
     let connections = await appConnections(admin, dbName);
     for (let i = 0; i < 30 && connections.busy.length > 0; i++) {
@@ -627,35 +832,90 @@ runScript(async () => {
     const normal = await fetch(`${base}/api/v1/contracts?limit=1`, { headers: { 'x-api-key': heavy.key }, signal: AbortSignal.timeout(5_000) });
 
     // Verdict -----------------------------------------------------------------------
-    const unexpected = (r: AutocannonResult, allowed: number[]) =>
-      Object.entries(statusCounts(r)).filter(([status]) => !allowed.includes(Number(status))).map(([status, n]) => `${status} x${n}`);
+    // Under faults a valid key may also meet a 503 (with Retry-After: checked on the answers the checking clients saw).
+    const goodStatuses = o.faults ? [200, 429, 503] : [200, 429];
+    const badStatuses = o.faults ? [401, 429, 503] : [401, 429];
+    // Requests that got no answer, or the balancer's own 502/504: only those in progress on the killed instance may be lost.
+    const LOST_STATUSES = ['502', '504'];
+    const lostIn = (r: Counted) => r.errors + r.timeouts + LOST_STATUSES.reduce((n, status) => n + (statusCounts(r)[status] ?? 0), 0);
+    const unexpected = (r: Counted, allowed: number[]) =>
+      Object.entries(statusCounts(r))
+        .filter(([status]) => !allowed.includes(Number(status)) && !(o.faults && LOST_STATUSES.includes(status)))
+        .map(([status, n]) => `${status} x${n}`);
     for (const [phase, goodResult, badResult] of [['warm-up', warm, warmBad], ['soak', soak, soakBad]] as const) {
-      const wrongGood = unexpected(goodResult, [200, 429]);
+      const wrongGood = unexpected(goodResult, goodStatuses);
       if (wrongGood.length > 0) failures.push(`${phase}: valid keys answered ${wrongGood.join(', ')}`);
-      const wrongBad = unexpected(badResult, [401, 429]);
+      const wrongBad = unexpected(badResult, badStatuses);
       if (wrongBad.length > 0) failures.push(`${phase}: bad keys answered ${wrongBad.join(', ')}`);
-      for (const r of [goodResult, badResult]) if (r.errors > 0 || r.timeouts > 0) failures.push(`${phase}: ${r.errors} errors, ${r.timeouts} timeouts`);
+      if (!(o.faults && phase === 'soak')) {
+        for (const r of [goodResult, badResult]) if (lostIn(r) > 0) failures.push(`${phase}: ${r.errors} errors, ${r.timeouts} timeouts, ${lostIn(r) - r.errors - r.timeouts} × 502/504`);
+      }
     }
+    const lost = lostIn(soak) + lostIn(soakBad) + checked.errors.length;
+    if (!o.faults && checked.errors.length > 0) failures.push(`checking clients got no answer ${checked.errors.length} times, e.g. ${checked.errors.slice(0, 3).join(' | ')}`);
+    if (faults && lost > faults.inFlightAtKill) {
+      failures.push(`${lost} requests lost (errors, timeouts, 502/504), more than the ${faults.inFlightAtKill} in progress on ${faults.victim} when it was killed`);
+    }
+    if (checked.noRetryAfter > 0) failures.push(`${checked.noRetryAfter} answers 503 without Retry-After`);
     if (checked.refused.length > 0) failures.push(`valid keys refused ${checked.refused.length} times, e.g. ${checked.refused.slice(0, 3).join(' | ')}`);
     if (checked.foreign.length > 0) failures.push(`TENANT ISOLATION: ${checked.foreign.length} foreign contracts, e.g. ${checked.foreign.slice(0, 3).join('; ')}`);
     if (checked.requests === 0) failures.push('the checking clients got no answer');
-    const rssChange = (rssAfterSoak - rssAfterWarmup) / rssAfterWarmup;
-    if (rssChange > RSS_TOLERANCE) failures.push(`RSS grew ${(rssChange * 100).toFixed(1)} % (${rssAfterWarmup.toFixed(0)} -> ${rssAfterSoak.toFixed(0)} MiB)`);
+    const rssChange = rssAfterWarmup !== undefined && rssAfterSoak !== undefined ? (rssAfterSoak - rssAfterWarmup) / rssAfterWarmup : undefined;
+    if (rssChange !== undefined && rssChange > RSS_TOLERANCE) failures.push(`RSS grew ${(rssChange * 100).toFixed(1)} % (${rssAfterWarmup!.toFixed(0)} -> ${rssAfterSoak!.toFixed(0)} MiB)`);
     if (connections.busy.length > 0) failures.push(`connections still busy after the soak: ${JSON.stringify(connections.busy)}`);
-    if (connections.total > POOL_MAX) failures.push(`${connections.total} connections, more than the pool's ${POOL_MAX}`);
+    if (target.connectionBound !== undefined && connections.total > target.connectionBound) failures.push(`${connections.total} connections, more than the pool's ${target.connectionBound}`);
     if (normal.status !== 200) failures.push(`a request after the soak answered ${normal.status}`);
     await normal.arrayBuffer();
     if (aborts.abandoned === 0) failures.push('no export was abandoned');
-    if (aborts.refused.length > 0) failures.push(`exports to abandon were refused ${aborts.refused.length} times, e.g. ${aborts.refused.slice(0, 2).join(' | ')}`);
+    // A deployment keeps its own export limit (10 an hour by default): 429 is its answer then.
+    const refusedExports = o.url ? aborts.refused.filter((r) => !r.startsWith('429') && !(o.faults && r.startsWith('503'))) : aborts.refused;
+    if (refusedExports.length > 0) failures.push(`exports to abandon were refused ${refusedExports.length} times, e.g. ${refusedExports.slice(0, 2).join(' | ')}`);
 
-    await server.stop();
-    const output = readFileSync(server.logFile, 'utf8');
-    for (const key of secrets) if (output.includes(key) || output.includes(key.slice(6, 30))) failures.push('an API key appears in the server output');
-    const errorLines = output.split('\n').filter((l) => /unexpected error|failed mid-stream|Error:/.test(l));
+    let recovery: Record<string, unknown> | undefined;
+    if (faults && cluster) {
+      const byVictim = checked.answers.filter((a) => a.servedBy === faults.victim && a.at > soakStart + faults.restartedAt);
+      const withLimits = checked.answers.filter((a) => a.limitHeaders && a.at > soakStart + faults.redisStoppedAt + faults.redisDownMs);
+      const afterRestart = byVictim[0] ? byVictim[0].at - (soakStart + faults.restartedAt) : null;
+      const limitsBack = withLimits[0] ? withLimits[0].at - (soakStart + faults.redisStoppedAt) : null;
+      if (afterRestart === null) failures.push(`${faults.victim} served none of the checking clients' requests after it was started again`);
+      if (limitsBack === null) failures.push('no answer carried rate-limit headers after Redis was restarted (limits not applied again)');
+      const after = otherPids(cluster);
+      for (const [part, before] of Object.entries(faults.othersBefore)) {
+        if (before === undefined || after[part] !== before) failures.push(`${part} changed during the faults (pid ${before} -> ${after[part]}): it must keep running untouched`);
+      }
+      // Every instance serves again, through the balancer.
+      const served = new Set<string>();
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${base}/api/v1/contracts?limit=1`, { headers: { 'x-api-key': heavy.key }, signal: AbortSignal.timeout(5_000) });
+        await res.arrayBuffer();
+        if (res.headers.get('x-served-by')) served.add(res.headers.get('x-served-by')!);
+      }
+      if (served.size !== cluster.ports.instances.length) failures.push(`after the soak, the balancer spread 6 requests over ${[...served].join(', ')} only`);
+      const counters = await retryCounters(cluster);
+      recovery = {
+        balancerRetried: counters.retries - faults.countersBefore.retries,
+        balancerRedispatched: counters.redispatches - faults.countersBefore.redispatches,
+        victimServingThroughBalancerAfterRestartMs: afterRestart,
+        rateLimitHeadersBackAfterRedisStopMs: limitsBack,
+        lostRequests: lost,
+        allowedLost: faults.inFlightAtKill,
+        instancesServingAfter: [...served].sort(),
+      };
+      log(`faults: ${lost} requests lost (at most ${faults.inFlightAtKill} allowed); ${faults.victim} served again ${afterRestart === null ? 'never' : `${(afterRestart / 1000).toFixed(1)} s`} after its restart; limits back ${limitsBack === null ? 'never' : `${limitsBack} ms`} after Redis stopped`);
+    }
+
+    let errorLines: string[] = [];
+    if (server) {
+      await server.stop();
+      const output = readFileSync(server.logFile, 'utf8');
+      for (const key of secrets) if (output.includes(key) || output.includes(key.slice(6, 30))) failures.push('an API key appears in the server output');
+      errorLines = output.split('\n').filter((l) => /unexpected error|failed mid-stream|Error:/.test(l));
+    }
 
     const figures = {
       date: new Date().toISOString(),
       machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
+      target: o.url ? { url: o.url, cluster: Boolean(cluster), faults: o.faults } : 'own server',
       // 1-minute load average during the soak: above the core count, something else competed for the CPU.
       loadAverage: { max: Number(Math.max(0, ...loadTrace).toFixed(1)), mean: Number((loadTrace.reduce((a, b) => a + b, 0) / Math.max(1, loadTrace.length)).toFixed(1)) },
       connections: o.connections,
@@ -677,35 +937,46 @@ runScript(async () => {
         statusesValidKeys: statusCounts(warm),
         statusesBadKeys: statusCounts(warmBad),
       },
-      checkedWhileLoaded: { requests: checked.requests, statuses: checked.statuses, validKeyRefused: checked.refused.length, foreignContracts: checked.foreign.length },
-      abandonedExports: { started: aborts.started, abandoned: aborts.abandoned, refused: Object.fromEntries(aborts.other) },
-      rssMiB: {
-        afterWarmup: Math.round(rssAfterWarmup),
-        afterSoak: Math.round(rssAfterSoak),
-        changePercent: Number((rssChange * 100).toFixed(1)),
-        duringSoakMax: Math.round(Math.max(0, ...rssTrace)),
-        duringSoakEvery10s: rssTrace.map((v) => Math.round(v)),
+      checkedWhileLoaded: {
+        requests: checked.requests,
+        statuses: checked.statuses,
+        noAnswer: checked.errors.length,
+        validKeyRefused: checked.refused.length,
+        foreignContracts: checked.foreign.length,
+        answersWithoutRateLimitHeaders: checked.answers.filter((a) => !a.limitHeaders).length,
       },
+      abandonedExports: { started: aborts.started, abandoned: aborts.abandoned, refused: Object.fromEntries(aborts.other) },
+      ...(rssChange !== undefined
+        ? {
+            rssMiB: {
+              afterWarmup: Math.round(rssAfterWarmup!),
+              afterSoak: Math.round(rssAfterSoak!),
+              changePercent: Number((rssChange * 100).toFixed(1)),
+              duringSoakMax: Math.round(Math.max(0, ...rssTrace)),
+              duringSoakEvery10s: rssTrace.map((v) => Math.round(v)),
+            },
+          }
+        : {}),
       postgresConnections: {
         afterWarmup: connectionsAfterWarmup.total,
         afterSoak: connections.total,
         busyAfterSoak: connections.busy.length,
-        poolMax: POOL_MAX,
+        bound: target.connectionBound ?? null,
       },
+      ...(pools ? { pgbouncerMostSeen: pools.most } : {}),
+      ...(faults ? { faults, recovery } : {}),
       securityHeaders: headers,
       sessionCookie: {
         overHttp: cookies.http?.replace(/=[^;]+/, '=…'),
         behindHttpsProxy: cookies.forwardedHttps?.replace(/=[^;]+/, '=…'),
       },
-      serverErrorLines: errorLines.length,
+      ...(server ? { serverErrorLines: errorLines.length } : {}),
       failures,
     };
     console.log(JSON.stringify(figures, null, 2));
     if (o.json) writeFileSync(o.json, `${JSON.stringify(figures, null, 2)}\n`);
   } finally {
-    await server?.stop();
-    if (!o.keepDb) await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
-    await admin.close();
+    await target.cleanup();
   }
   if (failures.length > 0) {
     for (const f of failures) console.error(`[soak] FAIL: ${f}`);

@@ -1,4 +1,5 @@
 import { after } from 'next/server';
+import { errorCodeOf } from './errors';
 
 /**
  * Runs bookkeeping that must not delay the response (last-used times): inside a Next.js
@@ -22,9 +23,5 @@ export function afterResponse(task: () => Promise<unknown>, describe: (reason: s
 
 /** The first error code down the cause chain (a SQLSTATE, ECONNREFUSED…), else the error's name. */
 function reasonOf(error: unknown): string {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return error instanceof Error ? error.name : 'unknown error';
+  return errorCodeOf(error) ?? (error instanceof Error ? error.name : 'unknown error');
 }

@@ -75,6 +75,10 @@ const envSchema = z.object({
   DATABASE_PREPARE: flag(true),
   // Upper bound of one SQL statement, so that a stuck query becomes a clear error.
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt(5000),
+  // A streaming read replica for lists, get-one and exports (server/database.ts).
+  DATABASE_REPLICA_URL: url(['postgres:', 'postgresql:']),
+  // How far behind the primary the replica may be before reads go to the primary.
+  DATABASE_REPLICA_MAX_LAG_MS: positiveInt(2000),
   PGLITE_DIR: optionalString,
   AUTH_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: 'must be at least 32 characters (generate one with: openssl rand -base64 32)',
@@ -83,21 +87,41 @@ const envSchema = z.object({
   AUTH_GITHUB_SECRET: optionalString,
   UPSTASH_REDIS_REST_URL: url(['https:', 'http:']),
   UPSTASH_REDIS_REST_TOKEN: optionalString,
+  // The names Vercel's Upstash integration sets (the same pair, read when the above are unset).
+  KV_REST_API_URL: url(['https:', 'http:']),
+  KV_REST_API_TOKEN: optionalString,
+  // "memory": count limits in this process on purpose, even on Vercel (one instance only).
+  RATE_LIMIT_STORE: z.enum(['memory'], { message: 'must be memory (or unset: Upstash or Redis when configured, else memory)' }).optional(),
   REDIS_URL: url(['redis:', 'rediss:']),
   RATE_LIMIT_GENERAL_PER_WINDOW: positiveInt(60),
   RATE_LIMIT_GENERAL_WINDOW_SECONDS: positiveInt(60),
+  // Conditional requests (If-None-Match) per key and general window; unset: 10 x the general limit.
+  RATE_LIMIT_CONDITIONAL_PER_WINDOW: positiveInt(0),
   RATE_LIMIT_EXPORT_PER_WINDOW: positiveInt(10),
   RATE_LIMIT_EXPORT_WINDOW_SECONDS: positiveInt(3600),
   RATE_LIMIT_CALENDAR_PER_HOUR: positiveInt(60),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
-  // Where the client address of the failed-authentication limit comes from (server/rest/client-address.ts).
+  // Where the client address of the failed-authentication limit comes from (server/http/client-address.ts).
   TRUSTED_PROXY_HOPS: proxyHops,
   CLIENT_ADDRESS_HEADER: headerName,
   // Set to 1 by Vercel on its builds and functions: its edge overwrites X-Real-IP.
   VERCEL: z.string().optional(),
-  // Longest a REST request may take before it answers 503 (server/rest/deadline.ts).
+  // production, preview or development on Vercel (migrations run for production only).
+  VERCEL_ENV: z.string().optional(),
+  // Longest a REST request may take before it answers 503 (server/http/deadline.ts).
   REQUEST_DEADLINE_MS: positiveInt(8000),
+  // Webhooks (server/webhooks/): the in-process worker of `next start` (off on Vercel, where
+  // the cron route drains the queue), private and plain-http receivers (development and
+  // tests), the key that encrypts signing secrets, and the bearer secret of the cron route.
+  WEBHOOK_WORKER: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag(false),
+  WEBHOOK_ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: 'must be at least 32 characters (generate one with: openssl rand -base64 32)',
+  }),
+  CRON_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'must be at least 16 characters (generate one with: openssl rand -base64 32)',
+  }),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -124,6 +148,24 @@ export function parseConfig(env: Record<string, string | undefined>) {
   if (Boolean(c.UPSTASH_REDIS_REST_URL) !== Boolean(c.UPSTASH_REDIS_REST_TOKEN)) {
     problems.push('UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN must be set together (or neither)');
   }
+  if (Boolean(c.KV_REST_API_URL) !== Boolean(c.KV_REST_API_TOKEN)) {
+    problems.push('KV_REST_API_URL and KV_REST_API_TOKEN must be set together (or neither)');
+  }
+  if (c.DATABASE_REPLICA_URL && !c.DATABASE_URL) {
+    problems.push('DATABASE_REPLICA_URL needs DATABASE_URL: the replica only serves reads, the primary the rest');
+  }
+  const upstash = upstashOf(c);
+  if (c.VERCEL === '1') {
+    // Every request may land on another instance there: limits counted in one instance's
+    // memory would let each instance allow its own quota, and an embedded database on a
+    // serverless file system loses its data.
+    if (!upstash && !c.REDIS_URL && c.RATE_LIMIT_STORE !== 'memory') {
+      problems.push(
+        'On Vercel the rate limits need a shared store: set UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (or KV_REST_API_URL and KV_REST_API_TOKEN, as the Upstash integration names them), or REDIS_URL; RATE_LIMIT_STORE=memory counts per instance on purpose',
+      );
+    }
+    if (!c.DATABASE_URL) problems.push('On Vercel DATABASE_URL is required: the embedded database would live on a serverless file system and lose its data');
+  }
   if (c.TRUSTED_PROXY_HOPS !== undefined && c.CLIENT_ADDRESS_HEADER) {
     problems.push('CLIENT_ADDRESS_HEADER and TRUSTED_PROXY_HOPS are two ways to find the client address: set one of them');
   }
@@ -141,6 +183,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       poolMax: c.DATABASE_POOL_MAX,
       prepare: c.DATABASE_PREPARE,
       statementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
+      replicaUrl: c.DATABASE_REPLICA_URL,
+      replicaMaxLagMs: c.DATABASE_REPLICA_MAX_LAG_MS,
       pgliteDir: path.resolve(/*turbopackIgnore: true*/ c.PGLITE_DIR ?? path.join(dataDir(), 'pglite')),
     },
     auth: {
@@ -151,13 +195,17 @@ export function parseConfig(env: Record<string, string | undefined>) {
           : undefined,
     },
     rateLimit: {
-      upstash:
-        c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN
-          ? { url: c.UPSTASH_REDIS_REST_URL, token: c.UPSTASH_REDIS_REST_TOKEN }
-          : undefined,
-      redisUrl: c.REDIS_URL,
+      upstash: c.RATE_LIMIT_STORE === 'memory' ? undefined : upstash,
+      redisUrl: c.RATE_LIMIT_STORE === 'memory' ? undefined : c.REDIS_URL,
       general: {
         limit: c.RATE_LIMIT_GENERAL_PER_WINDOW,
+        windowSeconds: c.RATE_LIMIT_GENERAL_WINDOW_SECONDS,
+      },
+      // A 304 does not count against the general limit (as GitHub's), but it still costs
+      // the query that proves nothing changed: conditional requests have a quota of their
+      // own, ten times the general one by default, in the same window.
+      conditional: {
+        limit: c.RATE_LIMIT_CONDITIONAL_PER_WINDOW || c.RATE_LIMIT_GENERAL_PER_WINDOW * 10,
         windowSeconds: c.RATE_LIMIT_GENERAL_WINDOW_SECONDS,
       },
       export: {
@@ -168,11 +216,30 @@ export function parseConfig(env: Record<string, string | undefined>) {
       // make the database read the owner's contracts more than this.
       calendar: { limit: c.RATE_LIMIT_CALENDAR_PER_HOUR, windowSeconds: 3600 },
       authFailures: { limit: c.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE, windowSeconds: 60 },
+      // Test events and resends a user asks for, per user: each makes this server send a
+      // request to an address the user chose, so their number is bounded.
+      webhookManual: { limit: 60, windowSeconds: 3600 },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     clientAddress: clientAddressSource(c),
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
+    webhooks: {
+      // Serverless functions do not live between requests: the cron route delivers there.
+      inProcessWorker: (c.WEBHOOK_WORKER ?? (c.VERCEL === '1' ? 'off' : 'on')) === 'on',
+      allowPrivateUrls: c.WEBHOOK_ALLOW_PRIVATE_URLS,
+      // Plain http only outside production, or where private receivers are allowed.
+      allowHttp: c.NODE_ENV !== 'production' || c.WEBHOOK_ALLOW_PRIVATE_URLS,
+      encryptionKey: c.WEBHOOK_ENCRYPTION_KEY,
+      cronSecret: c.CRON_SECRET,
+    },
   };
+}
+
+/** Upstash's REST endpoint: UPSTASH_REDIS_REST_*, else the KV_REST_API_* pair Vercel's integration sets (as Redis.fromEnv() reads them). */
+function upstashOf(c: z.infer<typeof envSchema>): { url: string; token: string } | undefined {
+  if (c.UPSTASH_REDIS_REST_URL && c.UPSTASH_REDIS_REST_TOKEN) return { url: c.UPSTASH_REDIS_REST_URL, token: c.UPSTASH_REDIS_REST_TOKEN };
+  if (c.KV_REST_API_URL && c.KV_REST_API_TOKEN) return { url: c.KV_REST_API_URL, token: c.KV_REST_API_TOKEN };
+  return undefined;
 }
 
 /**
@@ -209,6 +276,11 @@ let cached: Config | undefined;
 export function config(): Config {
   cached ??= parseConfig(process.env);
   return cached;
+}
+
+/** Forgets the parsed configuration, so that the next use reads the environment again (tests). */
+export function resetConfig(): void {
+  cached = undefined;
 }
 
 /**

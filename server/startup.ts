@@ -1,4 +1,5 @@
 import { config, ConfigError } from './config';
+import { startProcessWorker } from './webhooks/process-worker';
 
 // Imported once at server start (instrumentation.ts).
 try {
@@ -10,3 +11,6 @@ try {
   }
   throw error;
 }
+
+// Not while `next build` evaluates the server (it may load instrumentation to prerender).
+if (process.env.NEXT_PHASE !== 'phase-production-build') startProcessWorker();

@@ -1,19 +1,14 @@
 import type { Metadata } from 'next';
 import { ContractsTable } from '@/components/contracts-table';
 import { describeFilters } from '@/components/contracts/active-filters';
+import { ListActions } from '@/components/contracts/list-actions';
 import { FilterForm } from '@/components/contracts/filter-form';
 import { SORT_LABELS } from '@/components/contracts/format';
-import { parseListParams } from '@/components/contracts/list-params';
-import { FILTER_PARAMS, listHref, requestHref, without, type SearchParams } from '@/components/contracts/list-state';
 import { UpcomingRenewals } from '@/components/contracts/upcoming-renewals';
-import { getDb } from '@/db/client';
-import { organizationsOf } from '@/db/queries/organizations';
+import { exportHref, FILTER_PARAMS, listHref, requestHref, without, type SearchParams } from '@/lib/contract-list-url';
+import { DEFAULT_SORT } from '@/lib/contracts';
 import { requireUser } from '@/server/auth/session';
-import { toContractFilters, toSort } from '@/server/contracts/query';
-import { utcToday } from '@/server/dates';
-import { DEFAULT_SORT } from '@/server/contracts/schemas';
-import { listContractDetails } from '@/server/contracts/service';
-import { contractTimeline } from '@/server/contracts/timeline';
+import { contractsPage } from '@/server/contracts/pages';
 import styles from '@/components/contracts/contracts.module.css';
 
 export const metadata: Metadata = { title: 'Contracts' };
@@ -21,17 +16,7 @@ export const metadata: Metadata = { title: 'Contracts' };
 export default async function ContractsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const params = await searchParams;
   const user = await requireUser(requestHref(params));
-  const db = await getDb();
-  const organizations = await organizationsOf(db, user.id);
-  const scope = { userId: user.id, organizationIds: organizations.map((o) => o.id) };
-  // The API's parameters, validated by the API's schema; refused ones are reported and dropped.
-  const { input, applied, errors, formValues } = parseListParams(params, scope);
-  const today = utcToday();
-
-  const [list, timeline] = await Promise.all([
-    listContractDetails(db, scope, { filters: toContractFilters(input, today), sort: toSort(input.sort), limit: input.limit, offset: input.offset }),
-    contractTimeline(db, scope, { organizationId: input.organization_id, today }),
-  ]);
+  const { input, applied, errors, formValues, organizations, list, timeline, today, downloadQuota } = await contractsPage(user, params);
 
   const orgName = (id: string) => organizations.find((o) => o.id === id)?.name ?? 'Organisation';
   const filters = describeFilters(applied, orgName);
@@ -69,6 +54,7 @@ export default async function ContractsPage({ searchParams }: { searchParams: Pr
           sortLabel={SORT_LABELS[input.sort ?? DEFAULT_SORT]}
           today={today}
           resetHref={resetHref}
+          actions={<ListActions exportHref={exportHref(applied)} total={list.pagination.total} quota={downloadQuota} />}
         />
       </div>
     </main>

@@ -1,7 +1,7 @@
 import Link from 'next/link';
-import type { ContractStatus } from '@/db/schema';
+import type { ContractStatus } from '@/lib/contracts';
 import { formatDate, formatDateTime, STATUS_LABELS } from './format';
-import { FILTER_PARAMS, listHref, without, type ListParam, type ParamValues } from './list-state';
+import { FILTER_PARAMS, listHref, without, type ListParam, type ParamValues } from '@/lib/contract-list-url';
 import styles from './contracts.module.css';
 
 export interface ActiveFilter {

@@ -1,13 +1,12 @@
 import Link from 'next/link';
 import type { ReactNode } from 'react';
-import type { ContractStatus } from '@/db/schema';
-import type { toDetail } from '@/server/contracts/service';
+import type { ContractStatus } from '@/lib/contracts';
+import type { ContractDetail } from '@/server/contracts/shape';
 import { currencyName, formatDate, formatDateTime, formatFileSize, formatMoney, relativeDays } from './format';
 import { Missing } from './missing';
 import { StatusBadge } from './status-badge';
 import styles from './contracts.module.css';
 
-type ContractDetail = ReturnType<typeof toDetail>;
 type ExtractedData = NonNullable<ContractDetail['data']>;
 
 /** Every field of the API's contract detail, for people. */

@@ -3,10 +3,9 @@
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useTransition, type CSSProperties, type FormEvent, type ReactNode } from 'react';
-import type { ContractStatus } from '@/db/schema';
-import type { SortValue } from '@/server/contracts/schemas';
+import type { ContractStatus, SortValue } from '@/lib/contracts';
 import { SORT_GROUPS, STATUS_LABELS } from './format';
-import { DEFAULT_PAGE_SIZE, LIST_PARAMS, listHref, PAGE_SIZES, type ListParam, type ParamError, type ParamValues } from './list-state';
+import { DEFAULT_PAGE_SIZE, LIST_PARAMS, listHref, PAGE_SIZES, type ListParam, type ParamError, type ParamValues } from '@/lib/contract-list-url';
 import styles from './contracts.module.css';
 
 /**

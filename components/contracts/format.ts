@@ -1,5 +1,4 @@
-import type { ContractStatus } from '@/db/schema';
-import type { SortValue } from '@/server/contracts/schemas';
+import type { ContractStatus, SortValue } from '@/lib/contracts';
 
 /**
  * Labels and formats shared by the contracts pages and the chart (server and client).

@@ -1,4 +1,4 @@
-import type { ContractStatus } from '@/db/schema';
+import type { ContractStatus } from '@/lib/contracts';
 import { STATUS_LABELS } from './format';
 import styles from './contracts.module.css';
 

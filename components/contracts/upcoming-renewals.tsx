@@ -1,6 +1,6 @@
 import { Fragment } from 'react';
 import type { ContractTimeline } from '@/server/contracts/timeline';
-import { formatMoney, formatMonth } from './format';
+import { formatDate, formatMoney, formatMonth } from './format';
 import { Missing } from './missing';
 import { UpcomingChart } from './upcoming-chart';
 import styles from './contracts.module.css';
@@ -13,7 +13,8 @@ import styles from './contracts.module.css';
  */
 export function UpcomingRenewals({ timeline, organizationName }: { timeline: ContractTimeline; organizationName?: string }) {
   const { months, currencies, totalRenewals, totalExpirations, withoutValue } = timeline;
-  const period = `${formatMonth(months[0]!.month)} to ${formatMonth(months[months.length - 1]!.month)}`;
+  // From today, not from the first of this month: dates already past are not upcoming.
+  const period = `${formatDate(timeline.from)} to the end of ${formatMonth(months[months.length - 1]!.month)}`;
   const whose = organizationName ? `${organizationName}’s completed contracts` : 'Completed contracts, personal and of your organisations';
   const empty = totalRenewals + totalExpirations === 0;
 
@@ -39,7 +40,7 @@ export function UpcomingRenewals({ timeline, organizationName }: { timeline: Con
       </div>
 
       {empty ? (
-        <p className={styles.chartEmpty}>Nothing renews or expires in the next 12 months.</p>
+        <p className={styles.chartEmpty}>Nothing renews or expires from today to the end of {formatMonth(months[months.length - 1]!.month)}.</p>
       ) : (
         <figure className={styles.figure} aria-labelledby="upcoming-title" aria-describedby="upcoming-caption upcoming-totals">
           {/* Without JavaScript the chart cannot be drawn: its space is given back to the table's disclosure. */}
@@ -113,7 +114,11 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
       <tbody>
         {months.map((m, i) => (
           <tr key={m.month}>
-            <th scope="row">{formatMonth(m.month)}</th>
+            <th scope="row">
+              {formatMonth(m.month)}
+              {/* The first month counts from today only. */}
+              {i === 0 && !timeline.from.endsWith('-01') ? <span className="muted"> (from {formatDate(timeline.from)})</span> : null}
+            </th>
             <td className="num">{m.renewals}</td>
             <td className="num">{m.expirations}</td>
             {currencies.map((c) => (
@@ -127,7 +132,7 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
       </tbody>
       <tfoot>
         <tr>
-          <th scope="row">12 months</th>
+          <th scope="row">Total</th>
           <td className="num">{timeline.totalRenewals}</td>
           <td className="num">{timeline.totalExpirations}</td>
           {currencies.map((c) => (

@@ -269,5 +269,5 @@ export async function seedDemo(db: Database): Promise<{ inserted: number }> {
 
 /** Deletes every row of every table (the schema and migrations stay). */
 export async function resetData(db: Database): Promise<void> {
-  await db.execute(sql`TRUNCATE api_keys, contracts, memberships, organizations, users CASCADE`);
+  await db.execute(sql`TRUNCATE access_tokens, contracts, memberships, organizations, users CASCADE`);
 }

@@ -47,12 +47,30 @@ export async function mintKey(
   name: string,
   expiresInDays: 7 | 30 | 90 | 365 | null = 90,
 ): Promise<MintedKey> {
-  const created = await trpcMutation<{ key: string; apiKey: { id: string; name: string; hint: string } }>(
+  const created = await trpcMutation<{ secret: string; token: { id: string; name: string; hint: string } }>(
     api,
     'apiKeys.create',
     { name, expiresInDays },
   );
-  return { id: created.apiKey.id, name: created.apiKey.name, hint: created.apiKey.hint, key: created.key };
+  return { id: created.token.id, name: created.token.name, hint: created.token.hint, key: created.secret };
+}
+
+/** Creates a calendar feed for the signed-in user through `calendarFeeds.create`; returns its token. */
+export async function createFeedToken(api: APIRequestContext, name: string): Promise<string> {
+  return (await createFeed(api, name)).token;
+}
+
+/** Creates a calendar feed for the signed-in user; its token and id (to revoke it). */
+export async function createFeed(api: APIRequestContext, name: string): Promise<{ id: string; token: string }> {
+  const created = await trpcMutation<{ url: string; token: { id: string } }>(api, 'calendarFeeds.create', { name });
+  const token = /\/calendar\/([^/]+)\.ics$/.exec(new URL(created.url).pathname)?.[1];
+  expect(token, `feed token in ${created.url}`).toBeTruthy();
+  return { id: created.token.id, token: token! };
+}
+
+/** Revokes one of the signed-in user's calendar feeds through `calendarFeeds.revoke`. */
+export async function revokeFeed(api: APIRequestContext, id: string): Promise<void> {
+  await trpcMutation(api, 'calendarFeeds.revoke', { id });
 }
 
 /** Revokes one of the signed-in user's keys through `apiKeys.revoke`. */

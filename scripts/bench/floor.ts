@@ -13,11 +13,16 @@ import http from 'node:http';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Database } from '@/db/client';
+import type { CallerScope } from '@/db/queries/access';
+import type { ContractDetailRow } from '@/db/queries/contracts/columns';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import type { Cursor } from '@/db/queries/contracts/page';
 import * as schema from '@/db/schema';
-import { CONTRACT_STATUSES, type ContractStatus } from '@/db/schema';
-import { hashApiKey, isWellFormedApiKey } from '@/server/api-keys/format';
-import { csvHeaderLine, toCsvLines, toCsvRecord } from '@/server/contracts/csv';
-import type { AccessScope, ContractDetailRow, ContractFilters, Cursor } from '@/db/queries/contracts';
+import { CONTRACT_STATUSES, DEFAULT_SORT, type ContractStatus } from '@/lib/contracts';
+import { hashToken, TOKEN_FORMATS } from '@/server/access/token-format';
+import { csvHeaderLine, csvLinesWriter } from '@/server/contracts/csv';
+import { encodeCursor, filtersFingerprint } from '@/server/contracts/cursor';
+import { toDetail } from '@/server/contracts/shape';
 import { requestStatements, StatementTexts, type Compiled } from './statements';
 
 const url = process.env.DATABASE_URL;
@@ -41,7 +46,7 @@ const texts = new StatementTexts(drizzle({ client, schema }) as unknown as Datab
 type Row = Record<string, unknown>;
 const run = (c: Compiled) => client.unsafe(c.text, c.params as never[], { prepare }) as unknown as Promise<Row[]>;
 
-// Key cache: the same policy as server/api-keys/verify.ts.
+// Key cache: the same policy as server/access/tokens.ts.
 interface CachedKey {
   userId: string;
   expiresAt: number | null;
@@ -50,10 +55,10 @@ interface CachedKey {
 }
 const keys = new Map<string, CachedKey>();
 
-async function authenticate(req: http.IncomingMessage): Promise<AccessScope | undefined> {
+async function authenticate(req: http.IncomingMessage): Promise<CallerScope | undefined> {
   const presented = req.headers['x-api-key'];
-  if (typeof presented !== 'string' || !isWellFormedApiKey(presented)) return undefined;
-  const hash = hashApiKey(presented);
+  if (typeof presented !== 'string' || !TOKEN_FORMATS.api_key.isWellFormed(presented)) return undefined;
+  const hash = hashToken(presented);
   const now = Date.now();
   let entry = keys.get(hash);
   if (!entry || entry.cachedUntil <= now) {
@@ -69,7 +74,7 @@ async function authenticate(req: http.IncomingMessage): Promise<AccessScope | un
   }
   if (entry.revoked || (entry.expiresAt !== null && entry.expiresAt <= now)) return undefined;
   const memberships = await run(texts.compile(requestStatements.memberships(entry.userId)));
-  return { userId: entry.userId, organizationIds: memberships.map((m) => m.organization_id as string) };
+  return { userId: entry.userId, organizationIds: memberships.map((m) => m.id as string) };
 }
 
 const iso = (value: unknown) => new Date(value as string).toISOString();
@@ -109,26 +114,6 @@ function detailRow(r: Row): ContractDetailRow {
   };
 }
 
-function detail(r: Row) {
-  const d = detailRow(r);
-  return {
-    ...summary(r),
-    data:
-      d.status === 'completed'
-        ? {
-            expiration_date: d.expirationDate,
-            renewal_date: d.renewalDate,
-            auto_renewal: d.autoRenewal,
-            contract_value: d.contractValue,
-            currency: d.currency,
-            parties: { provider: d.provider, client: d.client },
-            summary: d.summary,
-            confidence_score: d.confidenceScore,
-          }
-        : null,
-  };
-}
-
 function send(res: http.ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -152,7 +137,7 @@ function filtersOf(status: unknown, organizationId: unknown): ContractFilters | 
   return { status: status as ContractStatus | undefined, organizationId: organizationId as string | undefined };
 }
 
-async function list(res: http.ServerResponse, scope: AccessScope, query: URLSearchParams) {
+async function list(res: http.ServerResponse, scope: CallerScope, query: URLSearchParams) {
   const limitText = query.get('limit') ?? '50';
   const offsetText = query.get('offset') ?? '0';
   if (!INTEGER.test(limitText) || !INTEGER.test(offsetText)) return fail(res, 400, 'invalid_request');
@@ -162,21 +147,30 @@ async function list(res: http.ServerResponse, scope: AccessScope, query: URLSear
   const filters = filtersOf(query.get('status') ?? undefined, query.get('organization_id') ?? undefined);
   if (!filters) return fail(res, 400, 'invalid_request');
   if (filters.organizationId && !scope.organizationIds.includes(filters.organizationId)) return fail(res, 403, 'forbidden');
-  const page = requestStatements.page(scope, filters, { limit, offset });
+  // One row more than the page, as the app reads it: whether another page follows, and its cursor.
+  const page = requestStatements.page(scope, filters, { limit: limit + 1, offset });
   const count = requestStatements.count(scope, filters);
-  const [rows, counts] = await Promise.all([
+  const [read, counts] = await Promise.all([
     page ? run(texts.compile(page)) : [],
     count ? run(texts.compile(count)) : [],
   ]);
   const total = counts.reduce((sum, r) => sum + Number(r.n), 0);
-  send(res, 200, { success: true, data: { contracts: rows.map(summary), pagination: { limit, offset, total } } });
+  const hasMore = read.length > limit;
+  const rows = hasMore ? read.slice(0, limit) : read;
+  const last = rows.at(-1);
+  const fingerprint = filtersFingerprint({ status: filters.status, organization_id: filters.organizationId });
+  const nextCursor = hasMore && last ? encodeCursor(DEFAULT_SORT, { key: last.sort_key_text as string | null, id: last.id as string }, fingerprint) : null;
+  send(res, 200, {
+    success: true,
+    data: { contracts: rows.map(summary), pagination: { limit, offset, total, next_cursor: nextCursor, has_more: hasMore } },
+  });
 }
 
-async function getOne(res: http.ServerResponse, scope: AccessScope, id: string) {
+async function getOne(res: http.ServerResponse, scope: CallerScope, id: string) {
   if (!UUID.test(id)) return fail(res, 400, 'invalid_request');
   const [row] = await run(texts.compile(requestStatements.contract(scope, id)));
   if (!row) return fail(res, 404, 'not_found');
-  send(res, 200, { success: true, data: { contract: detail(row) } });
+  send(res, 200, { success: true, data: { contract: toDetail(detailRow(row)) } });
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
@@ -185,7 +179,7 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, scope: AccessScope) {
+async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, scope: CallerScope) {
   const text = await readBody(req);
   let body: Record<string, unknown> = {};
   try {
@@ -210,8 +204,9 @@ async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, sc
     'Cache-Control': 'no-store',
   });
   res.write(csvHeaderLine());
+  const csvLines = csvLinesWriter();
   for (;;) {
-    if (rows.length > 0 && !res.write(toCsvLines(rows.map(toCsvRecord)))) {
+    if (rows.length > 0 && !res.write(csvLines(rows.map(toDetail)))) {
       await new Promise((resolve) => res.once('drain', resolve));
     }
     if (rows.length < PAGE || res.destroyed) break;

@@ -7,6 +7,10 @@
  *   options: --contracts N --duration S --warmup S --rounds R --only id,id --connections 1,16
  *            --no-build --keep-build --dist-dir DIR --app-dir DIR (build and start the app from a copy) --reseed --no-profile --no-docs --label NAME
  *            --admin-url postgres://... --redis-url redis://... --database NAME
+ *            --via postgres://user:pass@host:port   the app and the floor reach the database through
+ *                                                   this pooler (PgBouncer in transaction mode, in
+ *                                                   front of --admin-url's server), DATABASE_PREPARE=false
+ *            --no-prepare                           unnamed statements without a pooler (to tell the two apart)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,7 +23,7 @@ import postgres from 'postgres';
 import type { Database } from '@/db/client';
 import * as schema from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
-import { hashApiKey } from '@/server/api-keys/format';
+import { hashToken } from '@/server/access/token-format';
 import { explain, type ExplainResult } from './explain';
 import type { ExportJob, ExportResult, RequestsJob, RequestsResult } from './load';
 import { summariseProfile } from './profile';
@@ -49,6 +53,8 @@ const { values: opts } = parseArgs({
     'admin-url': { type: 'string', default: process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     'redis-url': { type: 'string', default: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' },
     database: { type: 'string' },
+    via: { type: 'string' },
+    'no-prepare': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -277,6 +283,11 @@ async function main() {
 
   // 1. Database, export callers, keys.
   const url = await prepareDatabase({ adminUrl: opts['admin-url']!, name: config.database, contracts: config.contracts, reseed: opts.reseed, log });
+  // What the servers connect to: the database directly, or the same database through a pooler.
+  const serveUrl = opts.via ? Object.assign(new URL(opts.via), { pathname: `/${config.database}` }).toString() : url;
+  const prepareEnv: Record<string, string> = opts.via || opts['no-prepare'] ? { DATABASE_PREPARE: 'false' } : {};
+  if (opts.via) log(`servers reach the database through ${new URL(opts.via).host} with unnamed statements`);
+  else if (opts['no-prepare']) log('servers use unnamed statements (DATABASE_PREPARE=false)');
   const db = postgres(url, { max: 2, onnotice: () => {}, connection: { application_name: 'cda-bench-harness' } });
   const texts = new StatementTexts(drizzle({ client: db, schema }) as unknown as Database);
   const [{ version: pgVersion }] = (await db`select version()`) as unknown as [{ version: string }];
@@ -312,7 +323,7 @@ async function main() {
   for (const s of scenarioList) {
     const scope = scopes[s.caller];
     const statements: Record<string, ReturnType<StatementTexts['compile']>> = {
-      key: texts.compile(requestStatements.keyByHash(hashApiKey(keys[s.caller]))),
+      key: texts.compile(requestStatements.keyByHash(hashToken(keys[s.caller]))),
       memberships: texts.compile(requestStatements.memberships(scope.userId)),
     };
     if (s.id.startsWith('list')) {
@@ -362,7 +373,8 @@ async function main() {
     NODE_ENV: 'production',
     NEXT_DIST_DIR: config.distDir,
     NEXT_TELEMETRY_DISABLED: '1',
-    DATABASE_URL: url,
+    DATABASE_URL: serveUrl,
+    ...prepareEnv,
     REDIS_URL: opts['redis-url']!,
     AUTH_SECRET: randomBytes(32).toString('base64'),
     AUTH_TRUST_HOST: 'true',
@@ -382,7 +394,7 @@ async function main() {
     );
   };
   const floorPort = await freePort();
-  const floor = await startServer('floor', ['--import', 'tsx', 'scripts/bench/floor.ts'], { DATABASE_URL: url, FLOOR_PORT: String(floorPort) }, floorPort, 'cda-bench-floor');
+  const floor = await startServer('floor', ['--conditions=react-server', '--import', 'tsx', 'scripts/bench/floor.ts'], { DATABASE_URL: serveUrl, ...prepareEnv, FLOOR_PORT: String(floorPort) }, floorPort, 'cda-bench-floor');
   let app = await startApp();
   log(`floor pid ${floor.pid} on :${floor.port}, app pid ${app.pid} on :${app.port}`);
 

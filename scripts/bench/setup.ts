@@ -19,7 +19,7 @@ export function databaseUrl(adminUrl: string, name: string): string {
 /** Runs an npm script's entry with tsx, returns stdout; fails with its stderr. */
 export function runTsx(script: string, args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', script, ...args], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -129,7 +129,7 @@ export async function prepareExportCallers(db: Sql, small: number, large: number
 
 /** A fresh key per caller (older benchmark keys of these callers are deleted first). */
 export async function mintKeys(db: Sql, url: string, emails: Record<string, string>): Promise<Record<string, string>> {
-  await db`delete from api_keys where name = 'bench' and user_id in (select id from users where email in ${db(Object.values(emails))})`;
+  await db`delete from access_tokens where kind = 'api_key' and name = 'bench' and user_id in (select id from users where email in ${db(Object.values(emails))})`;
   const entries = await Promise.all(
     Object.entries(emails).map(async ([caller, email]) => {
       const out = await runTsx('scripts/apikey.ts', ['create', '--email', email, '--name', 'bench', '--expires-in-days', '1'], {

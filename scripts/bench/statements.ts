@@ -1,17 +1,13 @@
 import { fillPlaceholders } from 'drizzle-orm';
 import type { Database, Statement } from '@/db/client';
-import { keyByHashStatement } from '@/db/queries/api-keys';
-import {
-  contractCountStatement,
-  contractPageStatement,
-  contractStatement,
-  detailColumns,
-  membershipsStatement,
-  summaryColumns,
-  type AccessScope,
-  type ContractFilters,
-  type Cursor,
-} from '@/db/queries/contracts';
+import type { CallerScope } from '@/db/queries/access';
+import { contractStatement } from '@/db/queries/contracts/by-id';
+import { detailColumns, summaryColumns } from '@/db/queries/contracts/columns';
+import { contractCountStatement } from '@/db/queries/contracts/count';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { contractPageStatement, type Cursor } from '@/db/queries/contracts/page';
+import { membershipsStatement } from '@/db/queries/memberships';
+import { tokenByHashStatement } from '@/db/queries/tokens';
 
 /**
  * The app's SQL, taken from its own statement builders (db/queries/*), so that the floor
@@ -44,12 +40,12 @@ export class StatementTexts {
 
 /** The statements of one request kind, in the order the app runs them. */
 export const requestStatements = {
-  keyByHash: (hash: string) => keyByHashStatement(hash) as Statement<unknown>,
+  keyByHash: (hash: string) => tokenByHashStatement('api_key', hash) as Statement<unknown>,
   memberships: (userId: string) => membershipsStatement(userId) as Statement<unknown>,
-  page: (scope: AccessScope, filters: ContractFilters, page: { limit: number; offset?: number; after?: Cursor }) =>
+  page: (scope: CallerScope, filters: ContractFilters, page: { limit: number; offset?: number; after?: Cursor }) =>
     contractPageStatement(scope, filters, page, summaryColumns) as Statement<unknown> | undefined,
-  count: (scope: AccessScope, filters: ContractFilters) => contractCountStatement(scope, filters) as Statement<unknown> | undefined,
-  exportPage: (scope: AccessScope, filters: ContractFilters, page: { limit: number; after?: Cursor }) =>
+  count: (scope: CallerScope, filters: ContractFilters) => contractCountStatement(scope, filters) as Statement<unknown> | undefined,
+  exportPage: (scope: CallerScope, filters: ContractFilters, page: { limit: number; after?: Cursor }) =>
     contractPageStatement(scope, filters, page, detailColumns) as Statement<unknown> | undefined,
-  contract: (scope: AccessScope, id: string) => contractStatement(scope, id) as Statement<unknown>,
+  contract: (scope: CallerScope, id: string) => contractStatement(scope, id) as Statement<unknown>,
 };

@@ -2,7 +2,7 @@
 
 import { AuthError } from 'next-auth';
 import { z } from 'zod';
-import { getDb } from '@/db/client';
+import { getDb } from '@/server/database';
 import { signIn, signOut } from '@/server/auth/next-auth';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/server/auth/passwords';
 import { safeCallbackUrl } from '@/server/auth/callback-url';

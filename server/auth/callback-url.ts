@@ -1,3 +1,4 @@
+import 'server-only';
 /**
  * A callback URL from a query string, kept only when it is a path on this site. Browsers
  * drop tabs and line breaks inside URLs and read a backslash as a slash, so "/\t/evil.com"

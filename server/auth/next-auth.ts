@@ -1,8 +1,9 @@
+import 'server-only';
 import NextAuth, { type NextAuthConfig } from 'next-auth';
 import Credentials from 'next-auth/providers/credentials';
 import GitHub from 'next-auth/providers/github';
 import { z } from 'zod';
-import { getDb } from '@/db/client';
+import { getDb } from '@/server/database';
 import { selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
 import { authSecret, config } from '@/server/config';
 import { requestGitHubUserinfo } from './github-userinfo';

@@ -1,5 +1,6 @@
 import type { Database } from '@/db/client';
 import { insertUserWithOAuthAccount, selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
+import { errorCodeOf } from '@/server/errors';
 import { normalizeEmail } from './users';
 
 /**
@@ -62,9 +63,4 @@ export async function resolveGitHubSignIn(db: Database, profile: OAuthProfile): 
 }
 
 /** SQLSTATE 23505, from postgres.js or PGlite, possibly wrapped by Drizzle. */
-function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === '23505') return true;
-  }
-  return false;
-}
+const isUniqueViolation = (error: unknown) => errorCodeOf(error, (code) => code === '23505') !== undefined;

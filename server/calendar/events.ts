@@ -1,5 +1,5 @@
-import type { ContractDetailRow } from '@/db/queries/contracts';
-import { FEED_WINDOW_DAYS } from './constants';
+import type { ContractDetailRow } from '@/db/queries/contracts/columns';
+import { FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { addDays, utcToday } from '@/server/dates';
 import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
 
@@ -14,14 +14,22 @@ import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics
 export interface FeedSettings {
   /** The public origin, for links back to the app. */
   origin: string;
-  /** Its host, the domain part of every UID. */
-  host: string;
   /** The first date listed (YYYY-MM-DD, inclusive). */
   windowStart: string;
 }
 
 export function feedSettings(origin: string, now: Date): FeedSettings {
-  return { origin, host: new URL(origin).host, windowStart: windowStartOf(now) };
+  return { origin, windowStart: windowStartOf(now) };
+}
+
+/**
+ * An event's UID: the contract's id (a UUID, unique everywhere), what the date is, and the
+ * product, never the host the feed was fetched through. A calendar app keys events by
+ * UID, so a feed read under another name (a new domain, a proxy) updates the same events
+ * instead of doubling them.
+ */
+export function eventUid(contractId: string, date: 'expiration' | 'renewal'): string {
+  return `${contractId}-${date}@contract-data-api`;
 }
 
 /** Today in UTC, minus FEED_WINDOW_DAYS days. */
@@ -72,11 +80,11 @@ export function contractEvents(row: ContractDetailRow, settings: FeedSettings): 
   const common = { stamp: row.updatedAt, description: description(row, url), url };
   const events: AllDayEvent[] = [];
   if (row.expirationDate !== null && row.expirationDate >= settings.windowStart) {
-    events.push({ ...common, uid: `${row.id}-expiration@${settings.host}`, date: row.expirationDate, summary: `Expires: ${row.title}` });
+    events.push({ ...common, uid: eventUid(row.id, 'expiration'), date: row.expirationDate, summary: `Expires: ${row.title}` });
   }
   if (row.renewalDate !== null && row.renewalDate >= settings.windowStart) {
     const summary = row.autoRenewal === true ? `Renews automatically: ${row.title}` : `Renews: ${row.title}`;
-    events.push({ ...common, uid: `${row.id}-renewal@${settings.host}`, date: row.renewalDate, summary });
+    events.push({ ...common, uid: eventUid(row.id, 'renewal'), date: row.renewalDate, summary });
   }
   return events;
 }

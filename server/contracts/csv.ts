@@ -1,36 +1,5 @@
 import Papa from 'papaparse';
-import type { ContractDetailRow } from '@/db/queries/contracts';
-import { EXPORT_COLUMNS, type ExportColumn } from './schemas';
-
-type Cell = string | number | boolean | null;
-
-/**
- * One contract as an export row, in the documented column order: the same values as the
- * API's detail (extracted fields only once completed). Written out field by field, without
- * object spreads: this runs once per exported row and dominated the export's CPU.
- */
-export function toCsvRecord(row: ContractDetailRow): Cell[] {
-  const done = row.status === 'completed';
-  return [
-    row.id,
-    row.title,
-    row.status,
-    row.fileName,
-    row.fileSize,
-    row.createdAt.toISOString(),
-    row.updatedAt.toISOString(),
-    row.organizationId,
-    done ? row.expirationDate : null,
-    done ? row.renewalDate : null,
-    done ? row.autoRenewal : null,
-    done ? row.contractValue : null,
-    done ? row.currency : null,
-    done ? row.provider : null,
-    done ? row.client : null,
-    done ? row.summary : null,
-    done ? row.confidenceScore : null,
-  ];
-}
+import { cellWriter, EXPORT_COLUMNS, type Cell, type ContractDetail, type ExportColumn } from './shape';
 
 /**
  * RFC 4180 lines (CRLF, quotes doubled). Text cells a spreadsheet would run as a formula
@@ -57,17 +26,24 @@ export function csvHeaderLine(columns: readonly ExportColumn[] = EXPORT_COLUMNS)
 }
 
 /**
- * The record of a row in the chosen columns and order: the full record picked by index,
- * so a subset costs one array per row and the default order none at all.
+ * How timestamps are written. `iso`: as the JSON API writes them (2026-09-29T10:00:00.000Z),
+ * which every CSV library and script reads, but Excel leaves as text. `excel`: the same
+ * instant in UTC as 2026-09-29 10:00:00, which Excel (and LibreOffice) read as a date and
+ * time in every locale, and most scripts still parse (Python's datetime.fromisoformat).
+ * Dates (YYYY-MM-DD) need no such form: Excel reads them in every locale.
  */
-export function csvRecordWriter(columns: readonly ExportColumn[] = EXPORT_COLUMNS): (row: ContractDetailRow) => Cell[] {
-  const isDefault = columns.length === EXPORT_COLUMNS.length && columns.every((c, i) => c === EXPORT_COLUMNS[i]);
-  if (isDefault) return toCsvRecord;
-  const indexes = columns.map((c) => EXPORT_COLUMNS.indexOf(c));
-  return (row) => {
-    const full = toCsvRecord(row);
-    return indexes.map((i) => full[i]!);
-  };
+export const DATE_FORMATS = ['iso', 'excel'] as const;
+export type DateFormat = (typeof DATE_FORMATS)[number];
+
+const excelTimestamp = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+
+/** The CSV lines of contracts, in the chosen columns and order (the API's detail, flattened). */
+export function csvLinesWriter(
+  columns: readonly ExportColumn[] = EXPORT_COLUMNS,
+  dateFormat: DateFormat = 'iso',
+): (details: readonly ContractDetail[]) => string {
+  const cells = cellWriter(columns, dateFormat === 'excel' ? excelTimestamp : undefined);
+  return (details) => toCsvLines(details.map(cells));
 }
 
 /** The UTF-8 byte order mark: Excel reads a CSV as UTF-8 only when the file starts with it. */

@@ -1,7 +1,7 @@
-import type { Sort, SortField } from '@/db/queries/contract-expressions';
-import type { ContractFilters } from '@/db/queries/contracts';
+import type { Sort } from '@/db/queries/contracts/expressions';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import type { SortField, SortValue } from '@/lib/contracts';
 import { addDays, utcToday } from '@/server/dates';
-import type { SortValue } from './schemas';
 
 /**
  * The API's filter parameters (the list's query and the export's body share them) as

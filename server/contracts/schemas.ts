@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { SORT_FIELDS } from '@/db/queries/contract-expressions';
-import { CONTRACT_STATUSES } from '@/db/schema';
+import { CONTRACT_STATUSES, SORT_VALUES } from '@/lib/contracts';
+import { unknownParameterDetail } from '@/server/http/query';
+import { DATE_FORMATS } from './csv';
+import { EXPORT_COLUMNS } from './shape';
 
 /**
- * The zod schemas of the contracts API: the single source of validation, of the output
- * shapes and of the OpenAPI document. Field names are snake_case on the wire.
+ * The zod schemas of the contracts API's inputs (the list's query, get-one's path, the
+ * export's body): the single source of their validation and of their part of the OpenAPI
+ * document. The outputs are in ./shape.ts. Field names are snake_case on the wire.
  */
 
 type Issue = { input?: unknown };
@@ -102,9 +105,6 @@ const searchParam = (name: string) =>
     .max(SEARCH_MAX_LENGTH, `${name} must be text of 1 to ${SEARCH_MAX_LENGTH} characters`)
     .regex(/^[^\u0000-\u001f\u007f]*$/, `${name} must not contain control characters`);
 
-export const SORT_VALUES = SORT_FIELDS.flatMap((f) => [f, `-${f}`] as const);
-export type SortValue = (typeof SORT_VALUES)[number];
-export const DEFAULT_SORT: SortValue = '-created_at';
 const sortSchema = (message: string) =>
   z.enum(SORT_VALUES, { error: message }).meta({
     description:
@@ -118,30 +118,26 @@ export const statusSchema = z
   .enum(CONTRACT_STATUSES, { error: paramError('status', `must be one of: ${CONTRACT_STATUSES.join(', ')}`) })
   .meta({ description: 'Processing status of the contract.' });
 
-/** Columns of the CSV export, in order. */
-export const EXPORT_COLUMNS = [
-  'id',
-  'title',
-  'status',
-  'file_name',
-  'file_size',
-  'created_at',
-  'updated_at',
-  'organization_id',
-  'expiration_date',
-  'renewal_date',
-  'auto_renewal',
-  'contract_value',
-  'currency',
-  'provider',
-  'client',
-  'summary',
-  'confidence_score',
-] as const;
-export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
-const EXPORT_COLUMN_NAMES = EXPORT_COLUMNS as unknown as [ExportColumn, ...ExportColumn[]];
+const EXPORT_COLUMN_NAMES = EXPORT_COLUMNS as unknown as [(typeof EXPORT_COLUMNS)[number], ...(typeof EXPORT_COLUMNS)[number][]];
 
 // Inputs ---------------------------------------------------------------------------------
+
+/**
+ * The query of an operation: its parameters, and a 400 for any other one, naming it (as
+ * Stripe does: a typo such as `stauts=active` must not silently widen the query). Loose
+ * rather than strict so that the refinement sees the unknown names, and words the error
+ * as a query parameter with the allowed ones.
+ */
+function querySchema<Shape extends z.ZodRawShape>(shape: Shape, pathParameters: readonly (keyof Shape & string)[] = []) {
+  const allowed = Object.keys(shape).filter((name) => !pathParameters.includes(name));
+  return z.looseObject(shape).superRefine((input, ctx) => {
+    for (const name of Object.keys(input)) {
+      if (name in shape) continue;
+      const detail = unknownParameterDetail(name, allowed);
+      ctx.addIssue({ code: 'custom', path: [detail.param!], message: detail.message });
+    }
+  });
+}
 
 /** The filters of the list and the export, with their descriptions. */
 const filterDescriptions = {
@@ -162,7 +158,16 @@ const filterDescriptions = {
 };
 const extractedNote = ' Date, auto-renewal and party filters read the extracted data, which exists only for completed contracts.';
 
-export const listContractsInput = z.object({
+const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2000}$/;
+const cursorParam = z
+  .string({ error: paramError('cursor', 'must be the pagination.next_cursor of a previous page') })
+  .regex(CURSOR_PATTERN, 'cursor must be the pagination.next_cursor of a previous page, as it was returned')
+  .meta({
+    description:
+      'Continue after the previous page: pass its `pagination.next_cursor` (opaque) with the same filters and sort. Every page then costs the same however deep. Not together with a non-zero `offset`.',
+  });
+
+export const listContractsInput = querySchema({
   status: statusSchema.meta({ description: filterDescriptions.status }).optional(),
   organization_id: uuidParam('organization_id').meta({ description: filterDescriptions.organization_id }).optional(),
   expiring_within_days: optionalIntegerParam('expiring_within_days', { min: 0, max: MAX_WITHIN_DAYS }, filterDescriptions.expiring_within_days),
@@ -177,12 +182,20 @@ export const listContractsInput = z.object({
   sort: sortParam.optional(),
   limit: integerParam('limit', { min: 1, max: 100, default: 50 }).meta({ description: 'Results per page (1 to 100).' }),
   offset: integerParam('offset', { min: 0, default: 0 }).meta({ description: 'Number of results skipped.' }),
-});
+  cursor: cursorParam.optional(),
+  }).superRefine((input, ctx) => {
+    if (input.cursor !== undefined && input.offset !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['cursor'], message: 'cursor and offset are two ways to page: with a cursor, leave offset out (or 0)' });
+    }
+  });
 export type ListContractsInput = z.output<typeof listContractsInput>;
 
-export const getContractInput = z.object({
-  id: uuidParam('id').meta({ description: 'The contract id (UUID).' }),
-});
+export const getContractInput = querySchema(
+  {
+    id: uuidParam('id').meta({ description: 'The contract id (UUID).' }),
+  },
+  ['id'],
+);
 
 /** An integer field of a JSON body. */
 const bodyInteger = (name: string, bounds: { min: number; max: number }) =>
@@ -225,6 +238,13 @@ export const exportContractsBody = z
           override: { uniqueItems: true },
         })
         .optional(),
+      date_format: z
+        .enum(DATE_FORMATS, { error: `date_format must be one of: ${DATE_FORMATS.join(', ')}` })
+        .optional()
+        .meta({
+          description:
+            'How created_at and updated_at are written. iso (default): 2026-09-29T10:00:00.000Z, as in the JSON API. excel: 2026-09-29 10:00:00 (UTC), which Excel reads as a date and time in every locale (it leaves the iso form as text); Python\'s datetime.fromisoformat reads both. Dates are YYYY-MM-DD either way.',
+        }),
       bom: bodyBoolean('bom')
         .optional()
         .meta({
@@ -240,83 +260,4 @@ export const exportContractsBody = z
   });
 export type ExportContractsBody = z.output<typeof exportContractsBody>;
 export const EXPORT_BODY_FIELDS = Object.keys(exportContractsBody.shape);
-
-// Outputs --------------------------------------------------------------------------------
-
-const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp', example: '2026-10-01T09:00:00.000Z' });
-const isoDate = z.iso.date().meta({ description: 'Date, YYYY-MM-DD', example: '2027-03-31' });
-
-export const contractSummary = z
-  .object({
-    id: z.guid(),
-    title: z.string(),
-    status: statusSchema,
-    file_name: z.string().meta({ description: 'Name of the uploaded file.' }),
-    file_size: z.int().meta({ description: 'Size of the uploaded file in bytes.' }),
-    created_at: timestamp,
-    updated_at: timestamp,
-    organization_id: z.guid().nullable().meta({ description: 'null for a personal contract.' }),
-  })
-  .meta({ id: 'ContractSummary' });
-
-export const extractedData = z
-  .object({
-    expiration_date: isoDate.nullable(),
-    renewal_date: isoDate.nullable(),
-    auto_renewal: z.boolean().nullable(),
-    contract_value: z.number().nullable(),
-    currency: z.string().length(3).nullable().meta({ description: 'ISO 4217 currency code.', example: 'EUR' }),
-    parties: z.object({ provider: z.string().nullable(), client: z.string().nullable() }),
-    summary: z.string().nullable(),
-    confidence_score: z.number().min(0).max(1).nullable().meta({ description: 'Fraction between 0 and 1.' }),
-  })
-  .meta({
-    id: 'ExtractedData',
-    description: 'Data extracted from the file; each field is null when extraction did not find it.',
-  });
-
-export const contractDetail = contractSummary
-  .extend({
-    data: extractedData.nullable().meta({ description: 'null until the contract is completed.' }),
-  })
-  .meta({ id: 'ContractDetail' });
-
-export const pagination = z
-  .object({
-    limit: z.int().meta({ description: 'The page size applied.' }),
-    offset: z.int().meta({ description: 'The offset applied.' }),
-    total: z.int().meta({ description: 'Number of contracts matching the filters.' }),
-  })
-  .meta({ id: 'Pagination' });
-
-export const listContractsOutput = z.object({
-  success: z.literal(true),
-  data: z.object({ contracts: z.array(contractSummary), pagination }),
-});
-
-export const getContractOutput = z.object({
-  success: z.literal(true),
-  data: z.object({ contract: contractDetail }),
-});
-
-export const errorEnvelope = z
-  .object({
-    success: z.literal(false),
-    error: z.object({
-      code: z.enum([
-        'invalid_request',
-        'unauthorized',
-        'forbidden',
-        'not_found',
-        'method_not_allowed',
-        'rate_limited',
-        'internal_error',
-        'service_unavailable',
-      ]),
-      message: z.string(),
-      details: z.array(z.object({ param: z.string().optional(), message: z.string() })),
-    }),
-    request_id: z.string(),
-  })
-  .meta({ id: 'Error' });
 

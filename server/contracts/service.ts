@@ -1,102 +1,57 @@
 import type { Database } from '@/db/client';
-import {
-  countContracts,
-  detailColumns,
-  selectContract,
-  summaryColumns,
-  selectContractPage,
-  type AccessScope,
-  type ContractDetailRow,
-  type ContractFilters,
-  type ContractSummaryRow,
-  type Cursor,
-  type PageRow,
-} from '@/db/queries/contracts';
-import { DEFAULT_ORDER, type Sort } from '@/db/queries/contract-expressions';
+import { selectContract } from '@/db/queries/contracts/by-id';
+import { detailColumns, summaryColumns, type ContractColumns, type ContractDetailRow } from '@/db/queries/contracts/columns';
+import { countContracts } from '@/db/queries/contracts/count';
+import { DEFAULT_ORDER, type Sort } from '@/db/queries/contracts/expressions';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { selectContractPage, type Cursor, type PageRow } from '@/db/queries/contracts/page';
+import { assertMemberOf, type CallerScope } from '@/server/access/scope';
 import { AppError } from '@/server/errors';
+import { toDetail, toSummary } from './shape';
 
 /**
- * The contracts service: plain functions of (database, caller, input) shared by the REST
- * procedures, the CSV export and the app's pages. Access rules live here and in the
- * queries they call, nowhere else.
+ * The contracts service: plain functions of (database, caller's scope, input) shared by
+ * the REST procedures, the CSV export, the calendar feed and the app's pages. Who sees
+ * what is decided by the scope and db/queries/access.ts, nowhere else.
  */
 
-export function toSummary(row: ContractSummaryRow) {
-  return {
-    id: row.id,
-    title: row.title,
-    status: row.status,
-    file_name: row.fileName,
-    file_size: row.fileSize,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-    organization_id: row.organizationId,
-  };
-}
+type ListInput = { filters: ContractFilters; limit: number; offset: number; sort?: Sort; after?: Cursor };
 
-export function toDetail(row: ContractDetailRow) {
-  return {
-    ...toSummary(row),
-    // Extracted data exists only once extraction has completed.
-    data:
-      row.status === 'completed'
-        ? {
-            expiration_date: row.expirationDate,
-            renewal_date: row.renewalDate,
-            auto_renewal: row.autoRenewal,
-            contract_value: row.contractValue,
-            currency: row.currency,
-            parties: { provider: row.provider, client: row.client },
-            summary: row.summary,
-            confidence_score: row.confidenceScore,
-          }
-        : null,
-  };
-}
-
-/** An organisation filter is allowed only for the caller's own organisations. */
-export function checkFilters(caller: AccessScope, filters: ContractFilters): void {
-  if (filters.organizationId !== undefined && !caller.organizationIds.includes(filters.organizationId)) {
-    throw new AppError('forbidden', 'You are not a member of this organisation.', [
-      { param: 'organization_id', message: 'You are not a member of this organisation.' },
-    ]);
-  }
-}
-
-type ListInput = { filters: ContractFilters; limit: number; offset: number; sort?: Sort };
-
-/** A page of contracts in the list's order and the total, with rows shaped by `shape`. */
-async function listPage<T>(
-  db: Database,
-  caller: AccessScope,
-  input: ListInput,
-  columns: typeof summaryColumns | typeof detailColumns,
-  shape: (row: ContractDetailRow) => T,
-) {
-  checkFilters(caller, input.filters);
+/**
+ * A page of contracts in the list's order and the total, with rows shaped by `shape`, at
+ * an offset or after a cursor. One row more than the page is read, to know whether
+ * another page follows; `next` is the position after the page's last row.
+ */
+async function listPage<T>(db: Database, scope: CallerScope, input: ListInput, columns: ContractColumns, shape: (row: ContractDetailRow) => T) {
+  assertMemberOf(scope, input.filters.organizationId);
   const [rows, total] = await Promise.all([
-    selectContractPage<ContractDetailRow>(db, caller, input.filters, { limit: input.limit, offset: input.offset, sort: input.sort }, columns),
-    countContracts(db, caller, input.filters),
+    selectContractPage<ContractDetailRow>(db, scope, input.filters, { limit: input.limit + 1, offset: input.offset, after: input.after, sort: input.sort }, columns),
+    countContracts(db, scope, input.filters),
   ]);
+  const hasMore = rows.length > input.limit;
+  const page = hasMore ? rows.slice(0, input.limit) : rows;
+  const last = page.at(-1);
   return {
-    contracts: rows.map(shape),
+    contracts: page.map(shape),
     pagination: { limit: input.limit, offset: input.offset, total },
+    hasMore,
+    next: hasMore && last ? ({ key: last.sortKeyText, id: last.id } satisfies Cursor) : undefined,
   };
 }
 
 /** The API's list: summaries. */
-export function listContracts(db: Database, caller: AccessScope, input: ListInput) {
-  return listPage(db, caller, input, summaryColumns, toSummary);
+export function listContracts(db: Database, scope: CallerScope, input: ListInput) {
+  return listPage(db, scope, input, summaryColumns, toSummary);
 }
 
 /** The same page with every contract's extracted data, in one query (the app's contracts page). */
-export function listContractDetails(db: Database, caller: AccessScope, input: ListInput) {
-  return listPage(db, caller, input, detailColumns, toDetail);
+export function listContractDetails(db: Database, scope: CallerScope, input: ListInput) {
+  return listPage(db, scope, input, detailColumns, toDetail);
 }
 
 /** One contract; a missing id and another tenant's id are the same 404. */
-export async function getContract(db: Database, caller: AccessScope, id: string) {
-  const row = await selectContract(db, caller, id);
+export async function getContract(db: Database, scope: CallerScope, id: string) {
+  const row = await selectContract(db, scope, id);
   if (!row) throw new AppError('not_found', 'Contract not found.');
   return toDetail(row);
 }
@@ -110,28 +65,30 @@ export async function getContract(db: Database, caller: AccessScope, id: string)
  */
 export async function* contractsInPages(
   db: Database,
-  caller: AccessScope,
+  scope: CallerScope,
   filters: ContractFilters,
   pageSize = 1000,
   sort: Sort = DEFAULT_ORDER,
 ): AsyncGenerator<ContractDetailRow[]> {
-  checkFilters(caller, filters);
+  assertMemberOf(scope, filters.organizationId);
   type Row = PageRow<ContractDetailRow>;
-  const pageAfter = (after: Cursor | undefined) =>
-    selectContractPage<ContractDetailRow>(db, caller, filters, { limit: pageSize, after, sort }, detailColumns);
+  const pageAfter = (after: Cursor | undefined) => {
+    const page = selectContractPage<ContractDetailRow>(db, scope, filters, { limit: pageSize, after, sort }, detailColumns);
+    // The page read ahead may fail while the caller still works on the previous one: it is
+    // awaited (and its failure thrown) on the next turn; until then it must not count as
+    // an unhandled rejection, which Node reports the moment it happens.
+    page.catch(() => undefined);
+    return page;
+  };
+  // A caller that stops early drops the page read ahead, and its failure with it.
   let next: Promise<Row[]> | undefined = pageAfter(undefined);
-  try {
-    while (next) {
-      const rows: Row[] = await next;
-      next = undefined;
-      if (rows.length === pageSize) {
-        const last = rows[rows.length - 1]!;
-        next = pageAfter({ key: last.sortKeyText, id: last.id });
-      }
-      if (rows.length > 0) yield rows;
+  while (next) {
+    const rows: Row[] = await next;
+    next = undefined;
+    if (rows.length === pageSize) {
+      const last = rows[rows.length - 1]!;
+      next = pageAfter({ key: last.sortKeyText, id: last.id });
     }
-  } finally {
-    // The caller stopped early: the page read ahead is dropped, and so is its failure.
-    next?.catch(() => undefined);
+    if (rows.length > 0) yield rows;
   }
 }

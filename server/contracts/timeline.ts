@@ -1,13 +1,13 @@
 import type { Database } from '@/db/client';
-import { selectContractTimeline } from '@/db/queries/contract-timeline';
-import type { AccessScope } from '@/db/queries/contracts';
+import { selectContractTimeline } from '@/db/queries/contracts/timeline';
+import { assertMemberOf, type CallerScope } from '@/server/access/scope';
 import { utcToday } from '@/server/dates';
-import { checkFilters } from './service';
 
 /**
- * The contracts page's chart: renewals and expirations of the next months, month by
- * month, with their summed contract value per currency. Every month of the window is
- * present (zeros where nothing happens), so the chart's axis never skips a month.
+ * The contracts page's chart: upcoming renewals and expirations, month by month, with
+ * their summed contract value per currency. Every month of the window is present (zeros
+ * where nothing happens), so the chart's axis never skips a month. "Upcoming" means from
+ * today on: the current month counts only its days from today, never a date already past.
  */
 
 export const TIMELINE_MONTHS = 12;
@@ -37,7 +37,7 @@ export interface CurrencyTimeline {
 }
 
 export interface ContractTimeline {
-  /** First day of the window (the first day of today's month, UTC), YYYY-MM-DD. */
+  /** First day of the window: today (UTC), YYYY-MM-DD. */
   from: string;
   /** First day after the window, YYYY-MM-DD. */
   to: string;
@@ -62,21 +62,22 @@ export function timelineMonths(today: string, count = TIMELINE_MONTHS): string[]
 }
 
 /**
- * The timeline of the caller's contracts for the 12 months starting with today's month
- * (UTC), optionally of one organisation only. `today` is a parameter so that tests and
- * callers in other contexts decide what "now" is.
+ * The timeline of the caller's contracts from today to the end of the 12th month starting
+ * with today's month (UTC), optionally of one organisation only. `today` is a parameter so
+ * that tests and callers in other contexts decide what "now" is.
  */
 export async function contractTimeline(
   db: Database,
-  caller: AccessScope,
+  scope: CallerScope,
   options: { organizationId?: string; today?: string } = {},
 ): Promise<ContractTimeline> {
   // The same membership rule (and the same 403) as the list's organisation filter.
-  checkFilters(caller, { organizationId: options.organizationId });
+  assertMemberOf(scope, options.organizationId);
   const today = options.today ?? utcToday();
-  const from = monthStart(today);
+  // From today, not from the first of the month: a renewal earlier this month is past.
+  const from = today;
   const to = monthStart(today, TIMELINE_MONTHS);
-  const rows = await selectContractTimeline(db, caller, { from, to, organizationId: options.organizationId });
+  const rows = await selectContractTimeline(db, scope, { from, to, organizationId: options.organizationId });
 
   const months = new Map(timelineMonths(today).map((month) => [month, { month, renewals: 0, expirations: 0 }]));
   const byCurrency = new Map<string, Map<string, CurrencyMonth>>();

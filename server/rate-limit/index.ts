@@ -2,7 +2,7 @@ import { config } from '@/server/config';
 import { createFailureLog } from './failure-log';
 import { createRateLimiter, type RateLimiter } from './limiter';
 import { createStoreFromConfig } from './stores';
-import type { BucketPolicies, RateLimitBucket, RateLimitResult } from './types';
+import type { BucketPolicies, RateLimitBucket, RateLimitResult, RateLimitStore } from './types';
 
 /**
  * Rate limits of the API: sliding windows from @upstash/ratelimit over Upstash, a plain
@@ -39,6 +39,16 @@ export function isRateLimitExhausted(bucket: RateLimitBucket, identifier: string
   return processRateLimiter().isExhausted(bucket, identifier);
 }
 
+/** The state of `bucket` for `identifier`, without consuming a request (degraded if the store fails). */
+export function peekRateLimit(bucket: RateLimitBucket, identifier: string): Promise<RateLimitResult> {
+  return processRateLimiter().peek(bucket, identifier);
+}
+
+/** The process-wide limiter's store, for the few other short-lived facts instances share (revoked tokens). */
+export function processRateLimitStore(): RateLimitStore {
+  return processRateLimiter().store;
+}
+
 /**
  * Next.js can evaluate this module once per bundle layer (route handlers, server
  * actions, instrumentation), each with its own module scope; globalThis is shared by all
@@ -67,9 +77,11 @@ function buildFromConfig(): RateLimiter {
   const failureLog = createFailureLog();
   const limits: BucketPolicies = {
     general: rateLimit.general,
+    conditional: rateLimit.conditional,
     export: rateLimit.export,
     calendar: rateLimit.calendar,
     auth_failure: rateLimit.authFailures,
+    webhook_manual: rateLimit.webhookManual,
   };
   return createRateLimiter({
     store: createStoreFromConfig(rateLimit, (error) => failureLog.failure('redis connection error', error)),

@@ -25,6 +25,11 @@ export interface RateLimiter {
   consume(bucket: RateLimitBucket, identifier: string): Promise<RateLimitResult>;
   /** Whether `identifier` has no request left in `bucket`, without using one. False when the store fails. */
   isExhausted(bucket: RateLimitBucket, identifier: string): Promise<boolean>;
+  /**
+   * The state of `bucket` for `identifier` without using a request: `allowed` says whether
+   * one more would pass. Never rejects; degraded (and allowed) when the store fails.
+   */
+  peek(bucket: RateLimitBucket, identifier: string): Promise<RateLimitResult>;
   readonly store: RateLimitStore;
   /** Closes the store (tests, shutdown). */
   close(): Promise<void>;
@@ -40,6 +45,24 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const limiters = Object.fromEntries(
     RATE_LIMIT_BUCKETS.map((bucket) => [bucket, buildLimiter(store, `${prefix}:${bucket}`, limits[bucket])]),
   ) as Record<RateLimitBucket, Ratelimit>;
+
+  async function peek(bucket: RateLimitBucket, identifier: string): Promise<RateLimitResult> {
+    const policy = limits[bucket];
+    const outcome = await settleWithin(limiters[bucket].getRemaining(identifier), timeoutMs);
+    if (outcome.settled === 'resolved') {
+      const { remaining, reset } = outcome.value;
+      return {
+        allowed: remaining > 0,
+        limit: policy.limit,
+        remaining: Math.max(0, remaining),
+        resetMs: reset,
+        windowSeconds: policy.windowSeconds,
+        degraded: false,
+      };
+    }
+    failureLog.failure(`${store.kind} store did not answer a remaining-requests check`, outcome.settled === 'rejected' ? outcome.error : undefined);
+    return failOpen(policy);
+  }
 
   return {
     store,
@@ -67,11 +90,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       );
       return failOpen(policy);
     },
+    peek,
     async isExhausted(bucket, identifier) {
-      const outcome = await settleWithin(limiters[bucket].getRemaining(identifier), timeoutMs);
-      if (outcome.settled === 'resolved') return outcome.value.remaining <= 0;
-      failureLog.failure(`${store.kind} store did not answer a remaining-requests check`, outcome.settled === 'rejected' ? outcome.error : undefined);
-      return false;
+      const state = await peek(bucket, identifier);
+      return !state.degraded && !state.allowed;
     },
   };
 }

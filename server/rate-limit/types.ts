@@ -2,9 +2,9 @@ import type { Ratelimit } from '@upstash/ratelimit';
 import type { Redis } from '@upstash/redis';
 
 /** The independent quotas of the API; each has its own keys in the store. */
-export type RateLimitBucket = 'general' | 'export' | 'calendar' | 'auth_failure';
+export type RateLimitBucket = 'general' | 'conditional' | 'export' | 'calendar' | 'auth_failure' | 'webhook_manual';
 
-export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = ['general', 'export', 'calendar', 'auth_failure'];
+export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = ['general', 'conditional', 'export', 'calendar', 'auth_failure', 'webhook_manual'];
 
 /** One bucket's quota: `limit` requests per sliding window of `windowSeconds`. */
 export interface BucketPolicy {
@@ -38,6 +38,14 @@ export type StoreKind = 'upstash' | 'redis' | 'memory';
 export interface RateLimitStore {
   readonly kind: StoreKind;
   readonly redis: RatelimitRedis;
+  /**
+   * Short-lived facts the instances share besides counts (a revoked token). `has` is sent
+   * so that it joins the commands of the same tick in one round trip, as the limiter's.
+   */
+  readonly markers: {
+    set(key: string, ttlMs: number): Promise<void>;
+    has(key: string): Promise<boolean>;
+  };
   /** Releases connections and timers; the store cannot be used afterwards. */
   close(): Promise<void>;
 }

@@ -1,8 +1,15 @@
+import 'server-only';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { calendarFeedOpenApi } from '@/server/calendar/openapi';
-import { errorEnvelope, EXPORT_COLUMNS, exportContractsBody } from '@/server/contracts/schemas';
+import type { ZodOpenApiOperationObject } from 'zod-openapi';
+import { exportContractsBody } from '@/server/contracts/schemas';
+import { EXPORT_COLUMNS } from '@/server/contracts/shape';
+import { errorEnvelopeSchema } from '@/server/errors';
 import { restRouter } from '@/server/trpc/root';
-import { API_PREFIX, EXPORT_PATH } from './paths';
+import { calendarFeedOpenApi } from './openapi-calendar-feed';
+import { addWebhooks } from './openapi-webhooks';
+import { addCodeSamples } from './code-samples';
+import { csvExample, ERROR_EXAMPLES, HEADER_EXAMPLES, OK_EXAMPLES } from './openapi-examples';
+import { API_PREFIX, DOCUMENT_PATH, EXPORT_PATH } from './paths';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests
@@ -12,95 +19,272 @@ import { API_PREFIX, EXPORT_PATH } from './paths';
 
 type Json = Record<string, unknown>;
 
+// The reference page (/docs/api) shows this as its introduction; each heading becomes a
+// section of its sidebar.
+const API_DESCRIPTION = `Read-only access to the contracts you can see in the contract renewal service: your personal contracts and those of your organisations.
+
+## Authentication
+Send an API key in the \`X-API-Key\` header, or as \`Authorization: Bearer <key>\`, on every request; create keys under Settings → API Keys. Both headers take the same keys with the same limits; two different keys in one request are a \`400\`, and an \`Authorization\` header with another scheme (Basic, from a proxy in front) is left alone. A missing, malformed, unknown, expired or revoked key gets \`401\` with one message for all, and a \`WWW-Authenticate\` header: a \`Bearer\` challenge and an \`ApiKey\` challenge naming the \`X-API-Key\` header (the same for every bad key, like the body). The calendar feed is the exception: calendar apps cannot send headers, so it is opened by the secret token in its address.
+
+## Errors
+Every error is JSON: \`{"success": false, "error": {"code", "message", "details"}, "request_id"}\`. Branch on \`code\` (stable, listed in \`ErrorCode\`); \`message\` is for people; \`details\` names the parameter at fault. Every response carries \`X-Request-Id\`, the same as \`request_id\`: quote it to support. A method a path does not serve gets \`405\` with \`Allow\`.
+
+## Query parameters
+Each operation takes the query parameters listed for it and no others: an unknown one (a typo such as \`stauts=active\`, a tracking or cache-busting parameter a tool appends) is a \`400\` that names it, suggests the parameter probably meant and lists the allowed ones, rather than being ignored and silently widening the query. A parameter given twice is a \`400\` too. The export takes its filters in its JSON body and no query parameters.
+
+## Rate limits
+60 requests per minute per key for list and get-one; 10 exports per hour per key, counted separately. Successful responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (and the IETF draft's \`RateLimit-Policy\` and \`RateLimit\`); a \`429\` carries \`Retry-After\` in seconds. So does a \`503\`.
+
+## Caching and conditional requests
+List, get-one, the calendar feed and this document carry a weak \`ETag\` (as GitHub's: derived from the content). Send it back in \`If-None-Match\` and an unchanged answer is \`304 Not Modified\` with no body. As on GitHub, a \`304\` does not count against the key's rate limit (its headers show the key's state unchanged); conditional requests have a quota of their own, ten times the general one, because each still runs the query that proves nothing changed. JSON answers are \`Cache-Control: private, no-cache\` with \`Vary: X-API-Key, Authorization\`: a client's own cache may keep them but revalidates before each use, and no shared cache keeps them. The calendar feed also sends \`Last-Modified\` (when its content last changed) and answers \`If-Modified-Since\`, which some calendar apps send instead. \`HEAD\` is served wherever \`GET\` is.
+
+## Pagination
+\`limit\` (1 to 100, default 50) with \`cursor\` (pass \`pagination.next_cursor\`, also in \`Link: <…>; rel="next"\`) or \`offset\`; \`pagination.total\` counts every match. Pages are stable for a given \`sort\` (ties are broken by id).
+
+## CSV
+The export is RFC 4180: UTF-8, CRLF line ends (also after the last row), a header row, fields quoted only when they hold a comma, a quote or a line break (quotes doubled). \`bom: true\` starts the file with a UTF-8 byte order mark: Excel needs it to read accents, and Python's \`encoding="utf-8-sig"\` or most CSV libraries drop it. Dates are \`YYYY-MM-DD\`; timestamps are ISO 8601 in UTC (\`2026-09-29T10:00:00.000Z\`), or with \`date_format: "excel"\` \`2026-09-29 10:00:00\` (UTC), which Excel reads as a date and time in every locale (it leaves the ISO form as text). Booleans are \`true\`/\`false\`, numbers have a dot and no grouping, null is an empty cell. A text cell that starts with \`=\`, \`+\`, \`-\`, \`@\`, tab or carriage return gets a leading apostrophe (OWASP CSV injection): scripts see that apostrophe too.
+
+## Typed client
+A TypeScript client generated from this document (openapi-typescript types over openapi-fetch) lives in the repository under \`clients/typescript\`; its code samples are shown with each operation.`;
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Malformed request: the message and `details` name the parameter.',
-  401: 'Missing, malformed, unknown, expired or revoked API key (one answer for all).',
+  400: 'Malformed request: a parameter out of range or of the wrong type, an unknown query parameter, a parameter given twice, or two different API keys. The message and `details` name the parameter.',
+  401: 'Missing, malformed, unknown, expired or revoked API key (one answer for all), with `WWW-Authenticate`.',
   403: 'The caller is not a member of the organisation named in `organization_id`.',
   404: 'The contract does not exist or the caller cannot access it.',
+  405: 'The path does not serve the request\'s method (this operation\'s path answers other methods so); `Allow` lists the methods it serves.',
   429: 'Rate limit exceeded; retry after `Retry-After` seconds.',
   500: 'Failure inside the service; quote `request_id` to support.',
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
 };
 
+// Names a generator turns into method names (trpc-to-openapi would write "contracts-list").
+const OPERATION_IDS: Record<string, string> = {
+  'get /contracts': 'listContracts',
+  'get /contracts/{id}': 'getContract',
+  [`post ${EXPORT_PATH}`]: 'exportContracts',
+};
+
+const OK_DESCRIPTIONS: Record<string, string> = {
+  'get /contracts': 'A page of contracts, newest first unless `sort` says otherwise, with the total that match.',
+  'get /contracts/{id}': 'The contract, with its extracted data once it is completed.',
+};
+
 // Which errors each operation can answer, by "METHOD path".
 const ERRORS_OF: Record<string, number[]> = {
-  [`get /contracts`]: [400, 401, 403, 429, 500, 503],
-  [`get /contracts/{id}`]: [400, 401, 404, 429, 500, 503],
-  [`post ${EXPORT_PATH}`]: [400, 401, 403, 429, 500, 503],
+  [`get /contracts`]: [400, 401, 403, 405, 429, 500, 503],
+  [`get /contracts/{id}`]: [400, 401, 404, 405, 429, 500, 503],
+  [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 429, 500, 503],
 };
 
+// `required` as OpenAPI means it: true where every such answer carries the header.
 const HEADERS: Json = {
-  'X-Request-Id': { description: 'Identifier of this request, also in error bodies.', schema: { type: 'string' } },
-  'X-RateLimit-Limit': { description: 'Requests allowed in the current window for this key and bucket.', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'Unix time (seconds) at which the window frees capacity again.', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'IETF draft header (draft-ietf-httpapi-ratelimit-headers-11): the quota policy, for example `"general";q=60;w=60`.', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF draft header: the current quota state, for example `"general";r=12;t=37` (remaining, seconds to reset).', schema: { type: 'string' } },
-  'Retry-After': { description: 'Seconds to wait before retrying (whole seconds, at least 1).', schema: { type: 'integer', minimum: 1 } },
+  'X-Request-Id': { required: true, description: 'Identifier of this request, also in error bodies.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { required: false, description: 'Requests allowed in the current window for this key and bucket. Sent whenever the rate-limit store answered (not when it was unreachable and the request was served anyway).', schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { required: false, description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { required: false, description: 'Unix time (seconds) at which the window frees capacity again.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { required: false, description: 'IETF draft header (draft-ietf-httpapi-ratelimit-headers-11): the quota policy, for example `"general";q=60;w=60`.', schema: { type: 'string' } },
+  RateLimit: { required: false, description: 'IETF draft header: the current quota state, for example `"general";r=12;t=37` (remaining, seconds to reset).', schema: { type: 'string' } },
+  'Retry-After': { required: true, description: 'Seconds to wait before retrying (whole seconds, at least 1).', schema: { type: 'integer', minimum: 1 } },
+  Link: {
+    required: false,
+    description: 'RFC 8288: the next page, `<https://…/api/v1/contracts?…&cursor=…>; rel="next"`, when there is one (the same cursor as `pagination.next_cursor`).',
+    schema: { type: 'string' },
+  },
+  ETag: { required: true, description: 'A weak entity tag of this answer (RFC 9110 8.8.3). Send it in `If-None-Match` to get `304` while the answer is unchanged.', schema: { type: 'string', pattern: '^W/"[A-Za-z0-9_-]+"$' } },
+  'Last-Modified': { required: true, description: 'When the feed\'s content last changed (HTTP date, whole seconds); send it in `If-Modified-Since`.', schema: { type: 'string' } },
+  'Cache-Control': { required: true, description: '`private, no-cache`: a client\'s own cache may keep the answer but revalidates it (`If-None-Match`) before each use; no shared cache keeps it.', schema: { type: 'string' } },
+  Vary: { required: true, description: '`X-API-Key, Authorization`: the answer depends on the key.', schema: { type: 'string' } },
+  'WWW-Authenticate': { required: true, description: 'RFC 9110 11.6.1: a `Bearer` challenge (RFC 6750) and an `ApiKey` challenge naming the `X-API-Key` header; the same for every bad key.', schema: { type: 'string' } },
+  Allow: { required: true, description: 'The methods this path serves.', schema: { type: 'string' } },
 };
+
+for (const [name, example] of Object.entries(HEADER_EXAMPLES)) (HEADERS[name] as Json).example = example;
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const named = (...names: string[]) => Object.fromEntries(names.map((n) => [n, ref(n)]));
 const RATE_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+/** What a cacheable JSON answer (200 and 304 of list and get-one) carries besides the request id. */
+const REPRESENTATION_HEADERS = ['ETag', 'Cache-Control', 'Vary'];
 
+/** The headers of an answer of an operation that takes an API key. */
 function headersFor(status: number): Json {
-  const names = ['X-Request-Id'];
-  if (status === 200 || status === 400 || status === 403 || status === 404) names.push(...RATE_HEADERS);
-  if (status === 429) names.push(...RATE_HEADERS, 'Retry-After');
-  if (status === 503) names.push('Retry-After');
-  return Object.fromEntries(names.map((n) => [n, ref(n)]));
+  switch (status) {
+    case 200:
+      return named('X-Request-Id', ...RATE_HEADERS, ...REPRESENTATION_HEADERS);
+    case 304:
+      return named('X-Request-Id', ...REPRESENTATION_HEADERS, ...RATE_HEADERS);
+    case 400:
+    case 403:
+    case 404:
+    case 500:
+      return named('X-Request-Id', ...RATE_HEADERS);
+    case 401:
+      return named('X-Request-Id', 'WWW-Authenticate');
+    case 405:
+      return named('X-Request-Id', 'Allow');
+    case 429:
+      return named('X-Request-Id', ...RATE_HEADERS, 'Retry-After');
+    case 503:
+      return named('X-Request-Id', 'Retry-After');
+    default:
+      return named('X-Request-Id');
+  }
 }
 
-function errorResponses(statuses: number[]): Json {
+function errorResponses(statuses: number[], headers: (status: number) => Json = headersFor): Json {
   return Object.fromEntries(
     statuses.map((status) => [
       String(status),
       {
         description: ERROR_DESCRIPTIONS[status],
-        headers: headersFor(status),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        headers: headers(status),
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/Error' }, ...(ERROR_EXAMPLES[status] ? { examples: ERROR_EXAMPLES[status] } : {}) },
+        },
       },
     ]),
   );
+}
+
+/** A 304: no body, the validators and caching headers the 200 had. */
+function notModifiedResponse(headers: Json): Json {
+  return {
+    description: 'Not Modified: `If-None-Match` named the current `ETag` (or `If-Modified-Since` is not older than `Last-Modified`, for the calendar feed). No body: use your stored copy. Does not count against the key\'s rate limit.',
+    headers,
+  };
+}
+
+/** The export body as text: any Content-Type is read as JSON (so `curl -d '{…}'` works). */
+const exportBodyAsText = {
+  schema: { type: 'string' as const, contentMediaType: 'application/json', contentSchema: { $ref: '#/components/schemas/ExportRequest' } },
+  example: '{"status":"completed","sort":"renewal_date","bom":true}',
+};
+
+const API_KEY_SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+
+/** The export: a plain handler (CSV), so its operation is written here whole. */
+function exportOperation(): ZodOpenApiOperationObject {
+  return {
+    operationId: OPERATION_IDS[`post ${EXPORT_PATH}`],
+    summary: 'Export contracts as CSV',
+    description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.`,
+    tags: ['Contracts'],
+    security: API_KEY_SECURITY,
+    requestBody: {
+      required: false,
+      description:
+        'The filters, order and format, as JSON. The body is read as JSON whatever its Content-Type, so the text forms below (what `curl -d` and some HTTP libraries send) are accepted too. No body, an empty body or `{}` export everything. At most 16 KiB.',
+      content: {
+        'application/json': {
+          schema: exportContractsBody,
+          examples: {
+            renewals: { summary: 'Completed contracts by renewal date, for Excel', value: { status: 'completed', sort: 'renewal_date', bom: true, date_format: 'excel' } },
+            columns: { summary: 'A few columns of one organisation', value: { organization_id: 'ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f', columns: ['id', 'title', 'renewal_date'] } },
+          },
+        },
+        'text/plain': exportBodyAsText,
+        'application/x-www-form-urlencoded': exportBodyAsText,
+      },
+    },
+    responses: {
+      '200': {
+        description: 'The CSV file (attachment named contracts-YYYY-MM-DD.csv), streamed. Not cached (`Cache-Control: no-store`).',
+        headers: {
+          ...named('X-Request-Id', ...RATE_HEADERS),
+          'Content-Disposition': {
+            required: true,
+            description: 'attachment; filename="contracts-YYYY-MM-DD.csv"',
+            schema: { type: 'string' },
+          },
+        },
+        content: {
+          'text/csv': {
+            schema: {
+              type: 'string',
+              description:
+                'RFC 4180: UTF-8, lines end with CRLF (the last one too), a header row first; with `bom: true` the file starts with U+FEFF. Dates are YYYY-MM-DD, timestamps ISO 8601 in UTC (with `date_format: "excel"`: YYYY-MM-DD HH:MM:SS in UTC), booleans true/false, numbers with a dot and no grouping, empty cells for null.',
+            },
+            example: csvExample(),
+          },
+        },
+      },
+      ...errorResponses(ERRORS_OF[`post ${EXPORT_PATH}`]!),
+    },
+  };
+}
+
+/** GET /openapi.json: this document, public. */
+function documentOperation(): Json {
+  const headers = named('X-Request-Id', 'ETag');
+  const publicCache = { required: true, description: '`public, max-age=300`: the document is the same for everyone.', schema: { type: 'string' } };
+  return {
+    operationId: 'getOpenApiDocument',
+    summary: 'The OpenAPI document',
+    description: 'This document (OpenAPI 3.1), which generators read to write clients. Public: no key needed. Revalidate it with `If-None-Match`.',
+    tags: ['Reference'],
+    security: [],
+    responses: {
+      '200': {
+        description: 'The document, with this deployment as its server.',
+        headers: { ...headers, 'Cache-Control': publicCache },
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              description: 'An OpenAPI 3.1 document.',
+              required: ['openapi', 'info', 'paths'],
+              properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+              additionalProperties: true,
+            },
+            example: { openapi: '3.1.0', info: { title: 'Contract Data API', version: '1.0.0' }, paths: {} },
+          },
+        },
+      },
+      '304': notModifiedResponse({ ...headers, 'Cache-Control': publicCache }),
+      ...errorResponses([400, 405], (status) => (status === 405 ? named('X-Request-Id', 'Allow') : named('X-Request-Id'))),
+    },
+  };
+}
+
+const HEAD_OPERATION_IDS: Record<string, string> = {
+  listContracts: 'listContractsHead',
+  getContract: 'getContractHead',
+  getCalendarFeed: 'getCalendarFeedHead',
+  getOpenApiDocument: 'getOpenApiDocumentHead',
+};
+
+/** HEAD of a GET operation: the same answers, headers only. */
+function headOperation(get: Json): Json {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, Json>).map(([status, response]) => {
+      const { content: _body, ...rest } = response;
+      return [status, rest];
+    }),
+  );
+  return {
+    operationId: HEAD_OPERATION_IDS[get.operationId as string],
+    summary: `${String(get.summary)} (headers only)`,
+    description: 'The status and headers the GET would answer, without a body: to check that a resource exists, whether it changed (`If-None-Match`) or where the rate limit stands. Counts like the GET.',
+    tags: get.tags,
+    security: get.security,
+    ...(get.parameters ? { parameters: get.parameters } : {}),
+    responses,
+  };
 }
 
 export function buildOpenApiDocument(baseUrl: string): Json {
   const doc = generateOpenApiDocument(restRouter, {
     title: 'Contract Data API',
     version: '1.0.0',
-    description:
-      'Read-only access to the contracts you can see in the contract renewal service: your personal contracts and those of your organisations. Authenticate with the `X-API-Key` header (create a key under Settings → API Keys). Rate limits: 60 requests per minute per key for list and get-one, 10 exports per hour per key.',
+    description: API_DESCRIPTION,
     baseUrl: `${baseUrl}${API_PREFIX}`,
     securitySchemes: {
       ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from Settings → API Keys.' },
+      BearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
     },
-    defs: { Error: errorEnvelope },
-    paths: {
-      [EXPORT_PATH]: {
-        post: {
-          operationId: 'contracts-export',
-          summary: 'Export contracts as CSV',
-          description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel. The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type. Rate limited separately: 10 exports per hour per key.`,
-          tags: ['Contracts'],
-          security: [{ ApiKeyAuth: [] }],
-          requestBody: {
-            required: false,
-            content: { 'application/json': { schema: exportContractsBody } },
-          },
-          responses: {
-            '200': {
-              description: 'The CSV file (attachment named contracts-YYYY-MM-DD.csv).',
-              headers: {
-                'Content-Disposition': {
-                  description: 'attachment; filename="contracts-YYYY-MM-DD.csv"',
-                  schema: { type: 'string' },
-                },
-              },
-              content: { 'text/csv': { schema: { type: 'string' } } },
-            },
-          },
-        },
-      },
-    },
+    defs: { Error: errorEnvelopeSchema },
+    paths: { [EXPORT_PATH]: { post: exportOperation() } },
   }) as unknown as Json;
 
   doc.info = { ...(doc.info as Json), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } };
@@ -112,20 +296,33 @@ export function buildOpenApiDocument(baseUrl: string): Json {
   const schemas = components.schemas as Json;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
 
+  // The JSON operations, as trpc-to-openapi wrote them: ids, headers, examples, errors, 304.
   for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, operation] of Object.entries(item)) {
       const key = `${method} ${path}`;
+      if (key === `post ${EXPORT_PATH}`) continue;
       const responses = operation.responses as Record<string, Json>;
       for (const status of Object.keys(responses)) if (status !== '200') delete responses[status];
+      if (OPERATION_IDS[key]) operation.operationId = OPERATION_IDS[key];
       const ok = responses['200']!;
-      ok.headers = { ...(ok.headers as Json), ...headersFor(200) };
-      Object.assign(responses, errorResponses(ERRORS_OF[key] ?? [400, 401, 429, 500]));
+      if (OK_DESCRIPTIONS[key]) ok.description = OK_DESCRIPTIONS[key];
+      ok.headers = { ...(ok.headers as Json), ...headersFor(200), ...(key === 'get /contracts' ? named('Link') : {}) };
+      const json = (ok.content as Record<string, Json> | undefined)?.['application/json'];
+      if (json && OK_EXAMPLES[key]) json.examples = OK_EXAMPLES[key];
+      responses['304'] = notModifiedResponse(headersFor(304));
+      Object.assign(responses, errorResponses(ERRORS_OF[key] ?? [400, 401, 405, 429, 500, 503]));
     }
   }
-  // The calendar feed has no API key: it is added whole, after the pass above.
-  const calendar = calendarFeedOpenApi({ errorResponses });
-  Object.assign(doc.paths as Json, calendar.paths);
-  doc.tags = [...(doc.tags as Json[]), calendar.tag];
+  // The calendar feed has no API key, and the document none at all: added whole.
+  const calendar = calendarFeedOpenApi({ errorResponses, notModifiedResponse, named });
+  Object.assign(doc.paths as Json, calendar.paths, { [DOCUMENT_PATH]: { get: documentOperation() } });
+  doc.tags = [...(doc.tags as Json[]), calendar.tag, { name: 'Reference', description: 'The document itself.' }];
+  // HEAD is served wherever GET is (server/rest/router.ts).
+  for (const item of Object.values(doc.paths as Record<string, Record<string, Json>>)) {
+    if (item.get) item.head = headOperation(item.get);
+  }
+  addCodeSamples(doc, `${baseUrl}${API_PREFIX}`);
+  addWebhooks(doc);
   return doc;
 }
 

@@ -1,3 +1,5 @@
-/** Where the REST API lives, and the paths below it that are not tRPC procedures. */
-export const API_PREFIX = '/api/v1';
+/** Where the REST API lives, and the paths below it that are not tRPC procedures (as the OpenAPI document writes them). */
+export { API_PREFIX } from '@/lib/api';
+export const DOCUMENT_PATH = '/openapi.json';
 export const EXPORT_PATH = '/contracts/export';
+export const CALENDAR_FEED_PATH = '/calendar/{token}.ics';

@@ -1,10 +1,11 @@
+import 'server-only';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { getDb } from '@/db/client';
 import { currentUser } from '@/server/auth/session';
-import { clientAddressOf } from '@/server/rest/client-address';
-import { describeForLog, newRequestId } from '@/server/rest/responses';
-import { isSameOriginRequest } from '@/server/rest/same-origin';
-import { createInnerContext } from './init';
+import { getDb } from '@/server/database';
+import { toAppError } from '@/server/errors';
+import { requestContext } from '@/server/http/context';
+import { newRequestId } from '@/server/http/responses';
+import { isSameOriginRequest } from '@/server/http/same-origin';
 import { internalRouter } from './root';
 
 /**
@@ -16,23 +17,22 @@ export async function handleAppTrpcRequest(req: Request): Promise<Response> {
     return Response.json({ error: { message: 'Cross-site request refused.' } }, { status: 403 });
   }
   const requestId = newRequestId();
+  const responseHeaders = new Headers();
   const response = await fetchRequestHandler({
     endpoint: '/api/trpc',
     req,
     router: internalRouter,
     // Mutations only over POST; batching is not needed by the pages.
     allowBatching: false,
-    createContext: async () =>
-      createInnerContext({
-        db: await getDb(),
-        requestId,
-        headers: req.headers,
-        clientIp: clientAddressOf(req.headers),
-        sessionUser: await currentUser(),
-      }),
-    onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`[${requestId}] app trpc error: ${describeForLog(error.cause ?? error)}`);
+    createContext: async () => {
+      // The settings pages write and read back tokens: everything on the primary.
+      const db = await getDb();
+      return { ...requestContext(req, { db, readDb: db }, requestId, responseHeaders), sessionUser: await currentUser() };
     },
+    // The status of server/errors.ts's mapping, as the REST API answers it.
+    responseMeta: ({ errors }) => (errors[0] ? { status: toAppError(errors[0], requestId, false).status } : {}),
+    // Logs what maps to a 500 or 503, once, under the request id.
+    onError: ({ error }) => void toAppError(error, requestId),
   });
   response.headers.set('Cache-Control', 'no-store');
   response.headers.set('X-Request-Id', requestId);

@@ -1,7 +1,7 @@
 import { router } from './init';
-import { apiKeysRouter } from './routers/api-keys';
-import { calendarFeedsRouter } from './routers/calendar-feeds';
 import { contractsRouter } from './routers/contracts';
+import { apiKeysRouter, calendarFeedsRouter } from './routers/tokens';
+import { webhooksRouter } from './routers/webhooks';
 
 /**
  * Two routers, served by two endpoints that never share a procedure:
@@ -16,6 +16,7 @@ export const restRouter = router({
 export const internalRouter = router({
   apiKeys: apiKeysRouter,
   calendarFeeds: calendarFeedsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type InternalRouter = typeof internalRouter;

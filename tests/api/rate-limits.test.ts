@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
-import { createApiKey } from '@/server/api-keys/service';
-import { resetProcessRateLimiter } from '@/server/rate-limit';
-import { handleExportRequest } from '@/server/rest/export-handler';
-import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { handleApiRequest } from '@/server/rest/router';
+import { PROXY_CLIENT_ADDRESS } from '../helpers/api';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
+import { newApiKey } from '../helpers/tokens';
 
 // The spec's limits (the defaults), on whichever store the environment selects: Redis in
 // CI's first run (REDIS_URL), this process's memory otherwise.
 
-// Requests come as through a proxy that sets X-Real-IP (read on the first request).
-// Without a trusted source every client shares one failure bucket, which other test
-// files would fill when they count in the same Redis.
-process.env.CLIENT_ADDRESS_HEADER = 'x-real-ip';
-delete process.env.TRUSTED_PROXY_HOPS;
+// Requests come as through a proxy that sets X-Real-IP. Without a trusted source every
+// client shares one failure bucket, which other test files would fill when they count in
+// the same Redis.
+configureForFile(PROXY_CLIENT_ADDRESS);
 /** A client address of its own (IPv6 counts per /64; 2001:db8::/32 is for documentation). */
 const freshAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
 const ADDRESS = freshAddress();
@@ -27,7 +27,6 @@ beforeAll(async () => {
   await seedDemo(handle.db);
 });
 afterAll(async () => {
-  await resetProcessRateLimiter();
   await handle?.close();
 });
 
@@ -41,11 +40,11 @@ async function awayFromWindowEdge(seconds: number, marginMs = 5000) {
   if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
 }
 
-const freshKey = async () => (await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'rl', expiresInDays: 7 })).key;
+const freshKey = async () => (await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'rl' })).key;
 const list = (key: string, ip = ADDRESS) =>
-  handleRestRequest(new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': key, 'X-Real-IP': ip } }));
+  handleApiRequest(new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': key, 'X-Real-IP': ip } }));
 const exportCsv = (key: string) =>
-  handleExportRequest(new Request('http://localhost/api/v1/contracts/export', { method: 'POST', headers: { 'X-API-Key': key, 'X-Real-IP': ADDRESS } }));
+  handleApiRequest(new Request('http://localhost/api/v1/contracts/export', { method: 'POST', headers: { 'X-API-Key': key, 'X-Real-IP': ADDRESS } }));
 
 describe('rate limits through the API', () => {
   it('lets exactly 60 of 100 concurrent requests with one key through; the rest get 429', async () => {

@@ -1,24 +1,24 @@
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
-import { createApiKey } from '@/server/api-keys/service';
-import { EXPORT_COLUMNS } from '@/server/contracts/schemas';
-import { contractsInPages } from '@/server/contracts/service';
 import { toSort } from '@/server/contracts/query';
+import { contractsInPages } from '@/server/contracts/service';
+import { EXPORT_COLUMNS } from '@/server/contracts/shape';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
-import { handleExportRequest } from '@/server/rest/export-handler';
-import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { handleApiRequest } from '@/server/rest/router';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
 import { createResponseValidator, type ApiResponse } from '../helpers/openapi-validator';
+import { newApiKey } from '../helpers/tokens';
 
 /**
  * The renewal filters, sorts and export options against a small hand-made dataset whose
  * answers are worked out by hand below, with "today" fixed at 2027-01-10 (UTC).
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
+configureForFile({ RATE_LIMIT_GENERAL_PER_WINDOW: '100000', RATE_LIMIT_EXPORT_PER_WINDOW: '100000' });
 
 const BASE = 'http://localhost:3000';
 const TODAY = '2027-01-10';
@@ -65,7 +65,7 @@ beforeAll(async () => {
     { userId: OTHER, organizationId: ORG },
   ]);
   await handle.db.insert(contracts).values(ROWS);
-  key = (await createApiKey(handle.db, USER, { name: 'filters', expiresInDays: null })).key;
+  key = (await newApiKey(handle.db, USER, { name: 'filters', expiresInDays: null })).key;
   validate = await createResponseValidator(buildOpenApiDocument(BASE));
   // "Today" for the relative windows; only Date is faked, timers stay real.
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -79,7 +79,7 @@ afterAll(async () => {
 async function call(method: string, pathAndQuery: string, body?: string): Promise<ApiResponse> {
   const req = new Request(`${BASE}/api/v1${pathAndQuery}`, { method, headers: { 'X-API-Key': key }, body });
   const path = new URL(req.url).pathname;
-  const res = path === '/api/v1/contracts/export' ? await handleExportRequest(req) : await handleRestRequest(req);
+  const res = await handleApiRequest(req);
   const text = await res.text();
   const json = res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined;
   const response = { status: res.status, headers: res.headers, text, json };
@@ -269,12 +269,12 @@ describe('export with filters, sort, columns and bom', () => {
   });
 
   it('starts with a UTF-8 byte order mark only when bom is true', async () => {
-    const withBom = await handleExportRequest(
+    const withBom = await handleApiRequest(
       new Request(`${BASE}/api/v1/contracts/export`, { method: 'POST', headers: { 'X-API-Key': key }, body: '{"bom": true, "q": "beta"}' }),
     );
     const bytes = new Uint8Array(await withBom.arrayBuffer());
     expect([...bytes.slice(0, 5)]).toEqual([0xef, 0xbb, 0xbf, 0x69, 0x64]); // BOM, then "id"
-    const without = await handleExportRequest(
+    const without = await handleApiRequest(
       new Request(`${BASE}/api/v1/contracts/export`, { method: 'POST', headers: { 'X-API-Key': key }, body: '{"bom": false, "q": "beta"}' }),
     );
     expect([...new Uint8Array(await without.arrayBuffer()).slice(0, 2)]).toEqual([0x69, 0x64]);

@@ -1,29 +1,28 @@
-import { randomBytes } from 'node:crypto';
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { contracts, users } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
-import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
-import { EXPORT_COLUMNS } from '@/server/contracts/schemas';
-import { handleOpenApiDocumentRequest } from '@/server/rest/document-handler';
-import { handleExportRequest } from '@/server/rest/export-handler';
-import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { EXPORT_COLUMNS } from '@/server/contracts/shape';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
+import { handleApiRequest } from '@/server/rest/router';
+import { CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
 import { createResponseValidator, type ApiResponse } from '../helpers/openapi-validator';
+import { newApiKey, revokeApiKey } from '../helpers/tokens';
 
 // These tests send many bad keys from one address; the per-address limit on failed
-// authentication has its own tests.
-process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '100000';
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
-// As through a proxy that sets X-Real-IP, with an address of this file's own: without a
-// trusted source all requests share one failure bucket, and with REDIS_URL these bad keys
-// would count against every other test file using it.
-process.env.CLIENT_ADDRESS_HEADER = 'x-real-ip';
-delete process.env.TRUSTED_PROXY_HOPS;
-const CLIENT_ADDRESS = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
+// authentication has its own tests. As through a proxy that sets X-Real-IP, with an
+// address of this file's own: without a trusted source all requests share one failure
+// bucket, and with REDIS_URL these bad keys would count against every other test file.
+configureForFile({
+  ...PROXY_CLIENT_ADDRESS,
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
+  RATE_LIMIT_GENERAL_PER_WINDOW: '100000',
+  RATE_LIMIT_EXPORT_PER_WINDOW: '100000',
+});
 
 const BASE = 'http://localhost:3000';
 let handle: DatabaseHandle;
@@ -35,13 +34,13 @@ beforeAll(async () => {
   setProcessDatabase(handle);
   await seedDemo(handle.db);
   for (const user of ['alice', 'bob', 'carol'] as const) {
-    keys[user] = (await createApiKey(handle.db, DEMO_USERS[user].id, { name: 'test', expiresInDays: 7 })).key;
+    keys[user] = (await newApiKey(handle.db, DEMO_USERS[user].id)).key;
   }
   validate = await createResponseValidator(buildOpenApiDocument(BASE));
 });
 afterAll(async () => handle?.close());
 
-/** One request through the same handlers the routes export, checked against the OpenAPI document. */
+/** One request through the API's router, checked against the OpenAPI document. */
 async function call(
   method: string,
   pathAndQuery: string,
@@ -52,7 +51,7 @@ async function call(
   if (options.key !== null) headers.set('X-API-Key', options.key ?? keys.alice!);
   const req = new Request(`${BASE}/api/v1${pathAndQuery}`, { method, headers, body: options.body });
   const path = new URL(req.url).pathname;
-  const res = path === '/api/v1/contracts/export' ? await handleExportRequest(req) : await handleRestRequest(req);
+  const res = await handleApiRequest(req);
   const text = await res.text();
   const isJson = res.headers.get('content-type')?.startsWith('application/json');
   const response = { status: res.status, headers: res.headers, text, json: isJson ? JSON.parse(text) : undefined };
@@ -65,7 +64,7 @@ async function call(
 }
 
 type ListBody = {
-  data: { contracts: { id: string; created_at: string; organization_id: string | null; status: string }[]; pagination: { limit: number; offset: number; total: number } };
+  data: { contracts: { id: string; created_at: string; organization_id: string | null; status: string }[]; pagination: { limit: number; offset: number; total: number; next_cursor: string | null; has_more: boolean } };
 };
 type ErrorBody = { success: false; error: { code: string; message: string; details: { param?: string; message: string }[] } };
 
@@ -86,7 +85,7 @@ describe('GET /api/v1/contracts', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const body = res.json as ListBody & { success: boolean };
     expect(body.success).toBe(true);
-    expect(body.data.pagination).toEqual({ limit: 50, offset: 0, total: visibleIds('alice').length });
+    expect(body.data.pagination).toEqual({ limit: 50, offset: 0, total: visibleIds('alice').length, next_cursor: null, has_more: false });
     expect(body.data.contracts.map((c) => c.id)).toEqual(visibleIds('alice'));
     expect(Object.keys(body.data.contracts[0]!).sort()).toEqual(
       ['created_at', 'file_name', 'file_size', 'id', 'organization_id', 'status', 'title', 'updated_at'].sort(),
@@ -132,10 +131,10 @@ describe('GET /api/v1/contracts', () => {
   it('echoes the offset, counts the total, and returns an empty page past the end', async () => {
     const total = visibleIds('bob').length;
     const page = (await call('GET', `/contracts?limit=3&offset=2`, { key: keys.bob })).json as ListBody;
-    expect(page.data.pagination).toEqual({ limit: 3, offset: 2, total });
+    expect(page.data.pagination).toMatchObject({ limit: 3, offset: 2, total, has_more: true, next_cursor: expect.any(String) });
     expect(page.data.contracts.map((c) => c.id)).toEqual(visibleIds('bob').slice(2, 5));
     const past = (await call('GET', `/contracts?offset=${total + 10}`, { key: keys.bob })).json as ListBody;
-    expect(past.data).toEqual({ contracts: [], pagination: { limit: 50, offset: total + 10, total } });
+    expect(past.data).toEqual({ contracts: [], pagination: { limit: 50, offset: total + 10, total, next_cursor: null, has_more: false } });
   });
 
   it('keeps a stable order across pages when many contracts share created_at', async () => {
@@ -144,7 +143,7 @@ describe('GET /api/v1/contracts', () => {
     await handle.db.insert(contracts).values(
       Array.from({ length: 37 }, (_, i) => ({ ownerId: owner!.id, title: `Tie ${i}`, fileName: 'f.pdf', fileSize: i, createdAt: sameInstant })),
     );
-    const { key } = await createApiKey(handle.db, owner!.id, { name: 'ties', expiresInDays: 7 });
+    const { key } = await newApiKey(handle.db, owner!.id, { name: 'ties' });
     const seen: string[] = [];
     for (let offset = 0; offset < 37; offset += 5) {
       seen.push(...((await call('GET', `/contracts?limit=5&offset=${offset}`, { key })).json as ListBody).data.contracts.map((c) => c.id));
@@ -192,8 +191,10 @@ describe('GET /api/v1/contracts', () => {
     if (message) expect(error.message).toBe(message);
   });
 
-  it('ignores unknown query parameters', async () => {
-    expect((await call('GET', '/contracts?utm_source=x&_=123')).status).toBe(200);
+  it('refuses unknown query parameters, naming them (tests/api/conventions.test.ts has the details)', async () => {
+    const res = await call('GET', '/contracts?utm_source=x&_=123');
+    expect(res.status).toBe(400);
+    expect((res.json as ErrorBody).error.details.map((d) => d.param)).toEqual(['utm_source', '_']);
   });
 });
 
@@ -257,9 +258,9 @@ describe('GET /api/v1/contracts/{id}', () => {
 
 describe('authentication', () => {
   it('gives the same 401 for missing, malformed, unknown, expired and revoked keys', async () => {
-    const { key: revoked, apiKey } = await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'revoked', expiresInDays: 7 });
-    await revokeApiKey(handle.db, DEMO_USERS.alice.id, apiKey.id);
-    const expiredKey = await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'expired', expiresInDays: 7 }, new Date(Date.now() - 8 * 86_400_000));
+    const { key: revoked, id } = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'revoked' });
+    await revokeApiKey(handle.db, DEMO_USERS.alice.id, id);
+    const expiredKey = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'expired', now: new Date(Date.now() - 8 * 86_400_000) });
     const unknown = 'cdapi_' + 'a'.repeat(32);
     const bodies = [];
     const mistyped = keys.alice!.slice(0, -1) + (keys.alice!.endsWith('Z') ? 'Y' : 'Z');
@@ -299,7 +300,7 @@ describe('unknown paths and methods', () => {
 
 describe('GET /api/v1/openapi.json', () => {
   it('serves the document to anyone, with a request id', async () => {
-    const res = await handleOpenApiDocumentRequest(new Request(`${BASE}/api/v1/openapi.json`));
+    const res = await handleApiRequest(new Request(`${BASE}/api/v1/openapi.json`));
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
@@ -308,7 +309,7 @@ describe('GET /api/v1/openapi.json', () => {
   });
 
   it.each(['POST', 'PUT', 'DELETE'])('%s -> the API\'s JSON 405', async (method) => {
-    const res = await handleOpenApiDocumentRequest(new Request(`${BASE}/api/v1/openapi.json`, { method }));
+    const res = await handleApiRequest(new Request(`${BASE}/api/v1/openapi.json`, { method }));
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
     const body = (await res.json()) as ErrorBody & { request_id: string };
@@ -373,7 +374,7 @@ describe('POST /api/v1/contracts/export', () => {
       status: 'completed',
       summary: '-2\n+3',
     });
-    const { key } = await createApiKey(handle.db, owner!.id, { name: 'formula', expiresInDays: 7 });
+    const { key } = await newApiKey(handle.db, owner!.id, { name: 'formula' });
     const [, row] = parse((await call('POST', '/contracts/export', { key })).text.trimEnd());
     const col = (name: (typeof EXPORT_COLUMNS)[number]) => row![EXPORT_COLUMNS.indexOf(name)];
     expect(col('title')).toBe("'=1+1\nsecond line");
@@ -418,8 +419,7 @@ describe('POST /api/v1/contracts/export', () => {
 
 describe('HEAD', () => {
   it('answers like GET without a body', async () => {
-    const { headOf } = await import('@/server/rest/head');
-    const head = headOf(handleRestRequest);
+    const head = handleApiRequest;
     const res = await head(new Request(`${BASE}/api/v1/contracts?limit=1`, { method: 'HEAD', headers: { 'X-API-Key': keys.alice!, 'X-Real-IP': CLIENT_ADDRESS } }));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');

@@ -1,29 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import ICAL from 'ical.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
-import { calendarFeeds, contracts, memberships, users, type NewContract } from '@/db/schema';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
+import { accessTokens, contracts, memberships, users, type NewContract } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, demoContractId, demoContractRows, seedDemo } from '@/db/seed/demo';
-import { createApiKey } from '@/server/api-keys/service';
-import { createCalendarFeedHandler } from '@/server/calendar/feed-handler';
-import { createCalendarFeed, revokeCalendarFeed } from '@/server/calendar/service';
-import { generateFeedToken } from '@/server/calendar/token-format';
-import { resetProcessRateLimiter } from '@/server/rate-limit';
+import { TOKEN_FORMATS } from '@/server/access/token-format';
+import { weakEtag } from '@/server/http/conditional';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
-import { headOf } from '@/server/rest/head';
+import { FEED_BUFFER } from '@/server/rest/calendar-feed';
+import { handleApiRequest } from '@/server/rest/router';
+import { PROXY_CLIENT_ADDRESS } from '../helpers/api';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
 import { createResponseValidator, type ApiResponse } from '../helpers/openapi-validator';
+import { newApiKey, newFeedToken, revokeFeedToken } from '../helpers/tokens';
 
 // Failed lookups are counted per client address, read from X-Real-IP here (a proxy's
 // header); every request below comes from an address of its own unless a test says
 // otherwise, so that only the test of the limit reaches it. Limits are the defaults.
-process.env.CLIENT_ADDRESS_HEADER = 'x-real-ip';
-delete process.env.TRUSTED_PROXY_HOPS;
-delete process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE;
 // The limits below are counted exactly: a store slowed by a busy CI machine must not make
 // the limiter fail open (its own tests cover that) and let a request through.
-process.env.RATE_LIMIT_TIMEOUT_MS = '5000';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: undefined, RATE_LIMIT_TIMEOUT_MS: '5000' });
 
 const BASE = 'http://localhost:3000';
 const ORIGIN = 'https://contracts.example.com';
@@ -34,9 +33,8 @@ const WINDOW_START = '2025-11-22';
 
 let handle: DatabaseHandle;
 let validate: Awaited<ReturnType<typeof createResponseValidator>>;
-let clock = NOW;
-const handler = createCalendarFeedHandler({ now: () => clock });
-const head = headOf(handler);
+/** The feed's clock: only Date is faked, timers stay real. */
+const setClock = (at: Date) => vi.setSystemTime(at);
 const tokens: Record<string, string> = {};
 const everyToken: string[] = [];
 const output: string[] = [];
@@ -45,13 +43,14 @@ const output: string[] = [];
 const freshAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
 
 async function newFeed(userId: string, name = 'test feed') {
-  const created = await createCalendarFeed(handle.db, userId, { name }, ORIGIN);
-  const token = created.url.slice(`${ORIGIN}/api/v1/calendar/`.length, -'.ics'.length);
-  everyToken.push(token);
-  return { ...created, token };
+  const created = await newFeedToken(handle.db, userId, name);
+  everyToken.push(created.token);
+  return created;
 }
 
 beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  setClock(NOW);
   handle = await createTestDatabase();
   setProcessDatabase(handle);
   await seedDemo(handle.db);
@@ -70,7 +69,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   vi.restoreAllMocks();
-  await resetProcessRateLimiter();
+  vi.useRealTimers();
   await handle?.close();
 });
 
@@ -79,7 +78,7 @@ interface FeedResponse extends ApiResponse {
   text: string;
 }
 
-/** One request through the handler the route exports, checked against the OpenAPI document. */
+/** One request through the API's router, checked against the OpenAPI document. */
 async function fetchFeed(
   file: string,
   options: { method?: string; address?: string; headers?: Record<string, string> } = {},
@@ -87,13 +86,13 @@ async function fetchFeed(
   const method = options.method ?? 'GET';
   const headers = new Headers({ 'X-Forwarded-Host': HOST, 'X-Forwarded-Proto': 'https', 'X-Real-IP': options.address ?? freshAddress(), ...options.headers });
   const req = new Request(`${BASE}/api/v1/calendar/${file}`, { method, headers });
-  const res = await (method === 'HEAD' ? head(req) : handler(req));
+  const res = await handleApiRequest(req);
   const text = await res.text();
   const isJson = res.headers.get('content-type')?.startsWith('application/json') && method !== 'HEAD';
   const response = { status: res.status, headers: res.headers, text, json: isJson ? JSON.parse(text) : undefined };
   expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
   if (response.json) expect((response.json as { request_id: string }).request_id).toBe(res.headers.get('x-request-id'));
-  validate(method === 'HEAD' ? 'GET' : method, `/calendar/${file}`, response);
+  validate(method, `/calendar/${file}`, response);
   return response;
 }
 
@@ -168,24 +167,24 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     const updatedAt = new Map(demoContractRows().map((c) => [c.id!, c.updatedAt!.toISOString()]));
     const expected = ALICE_EVENTS.map(([key, kind, date, summary]) => {
       const id = demoContractId(key);
-      return { uid: `${id}-${kind}@${HOST}`, start: date, end: nextDay(date), summary, url: `${ORIGIN}/contracts/${id}`, stamp: updatedAt.get(id)! };
+      return { uid: `${id}-${kind}@contract-data-api`, start: date, end: nextDay(date), summary, url: `${ORIGIN}/contracts/${id}`, stamp: updatedAt.get(id)! };
     }).sort(byUid);
     expect(events.map(({ description: _d, ...rest }) => rest).sort(byUid)).toEqual(expected);
   });
 
   it('describes each event with the parties, value and currency known, and the link back', async () => {
     const { events } = parseCalendar((await fetchFeed(`${tokens.alice}.ics`)).text);
-    const salesforce = events.find((e) => e.uid === `${demoContractId('acme-1')}-renewal@${HOST}`)!;
+    const salesforce = events.find((e) => e.uid === `${demoContractId('acme-1')}-renewal@contract-data-api`)!;
     expect(salesforce.description).toBe(
       `Provider: Salesforce, Inc.\nClient: Acme Corp\nValue: 148,500 USD\nContract: ${ORIGIN}/contracts/${demoContractId('acme-1')}`,
     );
-    const formula = events.find((e) => e.uid === `${demoContractId('alice-2')}-expiration@${HOST}`)!;
+    const formula = events.find((e) => e.uid === `${demoContractId('alice-2')}-expiration@contract-data-api`)!;
     expect(formula.description).toBe(
       `Provider: @Provider Ltd\nClient: +Client, Inc.\nValue: 950.50 EUR\nContract: ${ORIGIN}/contracts/${demoContractId('alice-2')}`,
     );
     // bob's custody agreement: auto_renewal unknown (null) is not "automatically".
     const bob = parseCalendar((await fetchFeed(`${tokens.bob}.ics`)).text).events;
-    expect(bob.find((e) => e.uid === `${demoContractId('globex-2')}-renewal@${HOST}`)?.summary).toBe('Renews: Swiss Bank Custody Agreement');
+    expect(bob.find((e) => e.uid === `${demoContractId('globex-2')}-renewal@contract-data-api`)?.summary).toBe('Renews: Swiss Bank Custody Agreement');
     // Completed without any date (bob-2): no event at all.
     expect(bob.some((e) => e.uid.startsWith(demoContractId('bob-2')))).toBe(false);
   });
@@ -217,12 +216,12 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     ]);
 
     // A day later the first day has left the window.
-    clock = new Date('2026-11-23T00:00:00.000Z');
+    setClock(new Date('2026-11-23T00:00:00.000Z'));
     try {
       const later = parseCalendar((await fetchFeed(`${token}.ics`)).text).events;
       expect(later.map((e) => e.summary)).toEqual(['Expires: Far ahead']);
     } finally {
-      clock = NOW;
+      setClock(NOW);
     }
   });
 
@@ -244,7 +243,15 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     }
   });
 
-  it('streams every page of a large set, and leaves out contracts whose dates are all before the window', async () => {
+  it.each([
+    ['kept in memory', FEED_BUFFER.limit],
+    ['too large to keep, so read again and streamed', 10_000],
+  ])('answers every page of a large set (%s), and leaves out contracts whose dates are all before the window', async (_label, limit) => {
+    const previous = FEED_BUFFER.limit;
+    FEED_BUFFER.limit = limit;
+    onTestFinished(() => {
+      FEED_BUFFER.limit = previous;
+    });
     const owner = await insertUser('bulk');
     const { token } = await newFeed(owner);
     const created = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000);
@@ -260,8 +267,11 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     for (let i = 0; i < completed.length; i += 500) await handle.db.insert(contracts).values(completed.slice(i, i + 500));
     for (let i = 0; i < pending.length; i += 500) await handle.db.insert(contracts).values(pending.slice(i, i + 500));
 
-    const { events } = parseCalendar((await fetchFeed(`${token}.ics`)).text);
+    const answer = await fetchFeed(`${token}.ics`);
+    const { events } = parseCalendar(answer.text);
     expect(events).toHaveLength(1500 + 750);
+    // The ETag names this very text, whichever way it was sent.
+    expect(answer.headers.get('etag')).toBe(weakEtag(answer.text));
     expect(new Set(events.map((e) => e.uid)).size).toBe(2250);
     expect(new Set(events.filter((e) => e.summary.startsWith('Expires: ')).map((e) => e.summary)).size).toBe(1500);
   });
@@ -295,14 +305,96 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
   });
 });
 
+describe('what calendar apps poll with', () => {
+  it('gives every event the same UID whatever host the feed is read through, and links to the contract on that host', async () => {
+    const read = async (host: string) =>
+      parseCalendar((await fetchFeed(`${tokens.alice}.ics`, { headers: { 'X-Forwarded-Host': host } })).text).events.sort(byUid);
+    const one = await read('contracts.example.com');
+    const other = await read('renewals.example.org:8443');
+    expect(one.length).toBeGreaterThan(0);
+    expect(other.map((e) => e.uid)).toEqual(one.map((e) => e.uid));
+    for (const event of one) expect(event.uid).toMatch(/^[0-9a-f-]{36}-(expiration|renewal)@contract-data-api$/);
+    for (const event of other) expect(event.url).toBe(`https://renewals.example.org:8443/contracts/${event.uid.slice(0, 36)}`);
+  });
+
+  it('sends ETag and Last-Modified, and answers If-None-Match and If-Modified-Since with 304 and no body', async () => {
+    const first = await fetchFeed(`${tokens.bob}.ics`);
+    const etag = first.headers.get('etag')!;
+    const lastModified = first.headers.get('last-modified')!;
+    expect(etag).toBe(weakEtag(first.text));
+    expect(new Date(lastModified).getTime()).toBeLessThanOrEqual(Date.now());
+    expect(lastModified).toMatch(/GMT$/);
+
+    const revalidations: Record<string, string>[] = [{ 'If-None-Match': etag }, { 'If-Modified-Since': lastModified }, { 'If-Modified-Since': new Date(Date.now() + 3_600_000).toUTCString() }];
+    for (const headers of revalidations) {
+      const again = await fetchFeed(`${tokens.bob}.ics`, { headers });
+      expect(again.status, JSON.stringify(headers)).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.get('etag')).toBe(etag);
+      expect(again.headers.get('last-modified')).toBe(lastModified);
+      expect(again.headers.get('cache-control')).toBe('private, max-age=300');
+    }
+    const head = await fetchFeed(`${tokens.bob}.ics`, { method: 'HEAD', headers: { 'If-None-Match': etag } });
+    expect(head.status).toBe(304);
+    // If-None-Match decides when both are sent (RFC 9110 13.2.2); an older date or an unreadable one is a full answer.
+    const fullAnswers: Record<string, string>[] = [
+      { 'If-None-Match': '"something else"', 'If-Modified-Since': lastModified },
+      { 'If-Modified-Since': new Date(new Date(lastModified).getTime() - 1000).toUTCString() },
+      { 'If-Modified-Since': 'not a date' },
+    ];
+    for (const headers of fullAnswers) {
+      const full = await fetchFeed(`${tokens.bob}.ics`, { headers });
+      expect(full.status, JSON.stringify(headers)).toBe(200);
+      expect(full.text).toBe(first.text);
+    }
+  });
+
+  it('moves Last-Modified forward on every change, deletions and lost memberships included, even within one second', async () => {
+    const owner = await insertUser('poller');
+    await handle.db.insert(memberships).values({ userId: owner, organizationId: DEMO_ORGS.globex.id });
+    const [own] = await handle.db
+      .insert(contracts)
+      .values(contract(owner, { title: 'Poller lease', status: 'completed', expirationDate: '2027-06-30', renewalDate: null, createdAt: new Date('2026-01-01T00:00:00Z') }))
+      .returning({ id: contracts.id });
+    const { token } = await newFeed(owner);
+    const poll = (headers: Record<string, string> = {}) => fetchFeed(`${token}.ics`, { headers });
+
+    const first = await poll();
+    const lastModified = first.headers.get('last-modified')!;
+    expect(new Date(lastModified).getTime()).toBe(Math.floor(NOW.getTime() / 1000) * 1000);
+    // An hour later, nothing changed: the same validators, and the client's copy is current.
+    setClock(new Date(NOW.getTime() + 3_600_000));
+    const unchanged = await poll({ 'If-Modified-Since': lastModified });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers.get('last-modified')).toBe(lastModified);
+
+    // A deleted contract leaves no newer updated_at behind; the feed still changed.
+    await handle.db.delete(contracts).where(eq(contracts.id, own!.id));
+    const afterDelete = await poll({ 'If-Modified-Since': lastModified });
+    expect(afterDelete.status).toBe(200);
+    expect(afterDelete.text).not.toContain('Poller lease');
+    const deleted = afterDelete.headers.get('last-modified')!;
+    expect(new Date(deleted).getTime()).toBeGreaterThan(new Date(lastModified).getTime());
+
+    // Two changes within one second still get two Last-Modified values.
+    await handle.db.delete(memberships).where(and(eq(memberships.userId, owner), eq(memberships.organizationId, DEMO_ORGS.globex.id)));
+    const afterMembership = await poll({ 'If-Modified-Since': deleted });
+    expect(afterMembership.status).toBe(200);
+    expect(parseCalendar(afterMembership.text).events).toEqual([]);
+    expect(new Date(afterMembership.headers.get('last-modified')!).getTime()).toBe(new Date(deleted).getTime() + 1000);
+    expect(afterMembership.headers.get('etag')).not.toBe(afterDelete.headers.get('etag'));
+    setClock(NOW);
+  });
+});
+
 describe('bad feed addresses', () => {
   it('answers one and the same 404 envelope for every kind of bad token, and for a file that is not .ics', async () => {
     const revoked = await newFeed(DEMO_USERS.carol.id, 'to revoke');
-    await revokeCalendarFeed(handle.db, DEMO_USERS.carol.id, revoked.feed.id);
-    const apiKey = (await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'not a feed token', expiresInDays: 7 })).key;
+    await revokeFeedToken(handle.db, DEMO_USERS.carol.id, revoked.id);
+    const apiKey = (await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'not a feed token' })).key;
     const valid = tokens.carol!;
     const files = {
-      unknown: `${generateFeedToken()}.ics`,
+      unknown: `${TOKEN_FORMATS.calendar_feed.generate()}.ics`,
       revoked: `${revoked.token}.ics`,
       'bad checksum': `${valid.slice(0, -1)}${valid.endsWith('A') ? 'B' : 'A'}.ics`,
       truncated: `${valid.slice(0, -6)}.ics`,
@@ -332,9 +424,9 @@ describe('bad feed addresses', () => {
   });
 
   it('takes a revocation into account from the next request on', async () => {
-    const { token, feed } = await newFeed(DEMO_USERS.alice.id, 'short-lived');
+    const { token, id } = await newFeed(DEMO_USERS.alice.id, 'short-lived');
     expect((await fetchFeed(`${token}.ics`)).status).toBe(200);
-    await revokeCalendarFeed(handle.db, DEMO_USERS.alice.id, feed.id);
+    await revokeFeedToken(handle.db, DEMO_USERS.alice.id, id);
     const res = await fetchFeed(`${token}.ics`);
     expect(res.status).toBe(404);
     expect(res.json).toMatchObject({ error: { code: 'not_found' } });
@@ -343,7 +435,7 @@ describe('bad feed addresses', () => {
   it('limits failed lookups per client address: 404 until the limit, then 429, even for a valid token', async () => {
     const address = freshAddress();
     const statuses: number[] = [];
-    for (let i = 0; i < 31; i++) statuses.push((await fetchFeed(`${generateFeedToken()}.ics`, { address })).status);
+    for (let i = 0; i < 31; i++) statuses.push((await fetchFeed(`${TOKEN_FORMATS.calendar_feed.generate()}.ics`, { address })).status);
     expect(statuses.slice(0, 30)).toEqual(Array(30).fill(404));
     expect(statuses[30]).toBe(429);
     const blocked = await fetchFeed(`${tokens.alice}.ics`, { address });
@@ -373,21 +465,21 @@ describe('reads of one feed', () => {
 
 describe('usage and secrecy', () => {
   it('records last_used_at without delaying the answer, at most once a minute', async () => {
-    const { token, feed } = await newFeed(DEMO_USERS.bob.id, 'usage');
-    const lastUsed = async () => (await handle.db.select({ at: calendarFeeds.lastUsedAt }).from(calendarFeeds).where(eq(calendarFeeds.id, feed.id)))[0]!.at;
+    const { token, id } = await newFeed(DEMO_USERS.bob.id, 'usage');
+    const lastUsed = async () => (await handle.db.select({ at: accessTokens.lastUsedAt }).from(accessTokens).where(eq(accessTokens.id, id)))[0]!.at;
     expect(await lastUsed()).toBeNull();
     try {
       await fetchFeed(`${token}.ics`);
       await vi.waitFor(async () => expect(await lastUsed()).toEqual(NOW));
-      clock = new Date(NOW.getTime() + 59_000);
+      setClock(new Date(NOW.getTime() + 59_000));
       await fetchFeed(`${token}.ics`);
       await new Promise((r) => setTimeout(r, 100));
       expect(await lastUsed()).toEqual(NOW);
-      clock = new Date(NOW.getTime() + 60_000);
+      setClock(new Date(NOW.getTime() + 60_000));
       await fetchFeed(`${token}.ics`);
-      await vi.waitFor(async () => expect(await lastUsed()).toEqual(clock));
+      await vi.waitFor(async () => expect(await lastUsed()).toEqual(new Date(NOW.getTime() + 60_000)));
     } finally {
-      clock = NOW;
+      setClock(NOW);
     }
   });
 

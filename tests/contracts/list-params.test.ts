@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseListParams } from '@/components/contracts/list-params';
-import { FILTER_PARAMS, listHref, requestHref, without } from '@/components/contracts/list-state';
+import { parseListParams } from '@/server/contracts/list-params';
+import { FILTER_PARAMS, listHref, requestHref, without } from '@/lib/contract-list-url';
 import { listContractsInput } from '@/server/contracts/schemas';
 
 /**

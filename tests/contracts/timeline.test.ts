@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
-import { contractTimelineStatement, selectContractTimeline } from '@/db/queries/contract-timeline';
+import { contractTimelineStatement, selectContractTimeline } from '@/db/queries/contracts/timeline';
 import { contracts, users, type NewContract } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { AppError } from '@/server/errors';
@@ -9,7 +9,9 @@ import { createTestDatabase } from '../helpers/db';
 
 /**
  * The chart's figures on the demo data (db/seed/demo.ts) plus a few edge-case contracts of
- * one extra user, with "today" fixed at 2026-11-22: the window is [2026-11-01, 2027-11-01).
+ * one extra user, with "today" fixed at 2026-11-22: the window is [2026-11-22, 2027-11-01),
+ * today included, every date before it left out (acme-8 renewed on 2026-11-01, 21 days
+ * earlier: not upcoming).
  * Every expectation below is worked out by hand from the seed's dates, values and
  * currencies.
  */
@@ -26,10 +28,12 @@ const DAVE = { userId: DAVE_ID, organizationIds: [] };
 const base = { ownerId: DAVE_ID, fileName: 'f.pdf', fileSize: 1, autoRenewal: true, provider: null, client: null, summary: null, confidenceScore: 0.9 };
 const id = (n: number) => `00000000-0000-4000-8000-0000000da7${String(n).padStart(2, '0')}`;
 const DAVE_ROWS: NewContract[] = [
-  // The window's first and last days are inside.
-  { ...base, id: id(1), title: 'Edges inside', status: 'completed', renewalDate: '2026-11-01', expirationDate: '2027-10-31', contractValue: 100.1, currency: 'USD' },
-  // The day before the window and the first day after it are outside.
-  { ...base, id: id(2), title: 'Edges outside', status: 'completed', renewalDate: '2026-10-31', expirationDate: '2027-11-01', contractValue: 7, currency: 'USD' },
+  // The window's first day (today) and last day are inside.
+  { ...base, id: id(1), title: 'Edges inside', status: 'completed', renewalDate: '2026-11-22', expirationDate: '2027-10-31', contractValue: 100.1, currency: 'USD' },
+  // Yesterday and the first day after the window are outside.
+  { ...base, id: id(2), title: 'Edges outside', status: 'completed', renewalDate: '2026-11-21', expirationDate: '2027-11-01', contractValue: 7, currency: 'USD' },
+  // Earlier this month: past, although in the window's first month.
+  { ...base, id: id(9), title: 'Earlier this month', status: 'completed', renewalDate: '2026-11-01', expirationDate: '2026-11-10', contractValue: 3, currency: 'USD' },
   // Not completed: raw dates and values are not extracted data and never count.
   { ...base, id: id(3), title: 'Pending', status: 'pending', renewalDate: '2027-02-10', expirationDate: '2027-02-20', contractValue: 999, currency: 'USD' },
   { ...base, id: id(4), title: 'Processing', status: 'processing', renewalDate: '2027-02-11', expirationDate: null, contractValue: 999, currency: 'EUR' },
@@ -76,10 +80,10 @@ describe('the window', () => {
     expect(monthStart('2027-01-31', 12)).toBe('2028-01-01');
   });
 
-  it('lists every month, zeros included, whichever day of the month today is', async () => {
+  it('lists every month, zeros included, whichever day of the month today is; it starts today', async () => {
     for (const today of ['2026-11-01', TODAY, '2026-11-30']) {
       const t = await contractTimeline(handle.db, CAROL, { today });
-      expect(t.from).toBe('2026-11-01');
+      expect(t.from).toBe(today);
       expect(t.to).toBe('2027-11-01');
       expect(t.months.map((m) => m.month)).toEqual(MONTHS);
     }
@@ -87,19 +91,19 @@ describe('the window', () => {
 });
 
 describe('alice (her personal contracts and Acme Corp)', () => {
-  it('counts renewals and expirations per month', async () => {
+  it('counts renewals and expirations per month, from today on', async () => {
     const t = await contractTimeline(handle.db, ALICE, { today: TODAY });
-    // acme-8 renews 11-01 and expires 11-30; acme-3 renews 01-01 and expires 01-31,
-    // alice-2 expires 01-15; alice-1 renews 03-01 and expires 03-31; acme-1 renews 04-01
-    // and expires 06-30. alice-3, acme-2 and acme-4 fall after the window.
+    // acme-8 renewed 11-01 (past: not counted) and expires 11-30; acme-3 renews 01-01 and
+    // expires 01-31, alice-2 expires 01-15; alice-1 renews 03-01 and expires 03-31; acme-1
+    // renews 04-01 and expires 06-30. alice-3, acme-2 and acme-4 fall after the window.
     expect(counts(t)).toEqual({
-      '2026-11': [1, 1],
+      '2026-11': [0, 1],
       '2027-01': [1, 2],
       '2027-03': [1, 1],
       '2027-04': [1, 0],
       '2027-06': [0, 1],
     });
-    expect(t.totalRenewals).toBe(4);
+    expect(t.totalRenewals).toBe(3);
     expect(t.totalExpirations).toBe(5);
     expect(t.withoutValue).toBe(0);
   });
@@ -115,7 +119,7 @@ describe('alice (her personal contracts and Acme Corp)', () => {
       '2027-06': [0, 148_500],
     });
     expect(values(t, 'EUR')).toEqual({ '2027-01': [0, 950.5] });
-    expect(values(t, 'GBP')).toEqual({ '2026-11': [86_400.75, 86_400.75] });
+    expect(values(t, 'GBP')).toEqual({ '2026-11': [0, 86_400.75] });
     const usd = t.currencies.find((c) => c.currency === 'USD')!;
     expect([usd.totalRenewing, usd.totalExpiring]).toEqual([1_416_500, 1_416_500]);
     for (const series of t.currencies) expect(series.months.map((m) => m.month)).toEqual(MONTHS);
@@ -124,7 +128,7 @@ describe('alice (her personal contracts and Acme Corp)', () => {
   it('follows the organisation filter: Acme Corp only leaves her personal contracts out', async () => {
     const t = await contractTimeline(handle.db, ALICE, { today: TODAY, organizationId: DEMO_ORGS.acme.id });
     expect(counts(t)).toEqual({
-      '2026-11': [1, 1],
+      '2026-11': [0, 1],
       '2027-01': [1, 1],
       '2027-04': [1, 0],
       '2027-06': [0, 1],
@@ -145,7 +149,7 @@ describe('bob and carol', () => {
     // Acme as for alice (without alice's personal contracts), bob-1 renews 04-20 and
     // expires 05-20, globex-1 renews 08-01 and expires 10-31.
     expect(counts(t)).toEqual({
-      '2026-11': [1, 1],
+      '2026-11': [0, 1],
       '2027-01': [1, 1],
       '2027-04': [2, 0],
       '2027-05': [0, 1],
@@ -153,7 +157,7 @@ describe('bob and carol', () => {
       '2027-08': [1, 0],
       '2027-10': [0, 1],
     });
-    expect(values(t, 'GBP')).toEqual({ '2026-11': [86_400.75, 86_400.75], '2027-04': [540, 0], '2027-05': [0, 540] });
+    expect(values(t, 'GBP')).toEqual({ '2026-11': [0, 86_400.75], '2027-04': [540, 0], '2027-05': [0, 540] });
     const globex = await contractTimeline(handle.db, BOB, { today: TODAY, organizationId: DEMO_ORGS.globex.id });
     expect(counts(globex)).toEqual({ '2027-08': [1, 0], '2027-10': [0, 1] });
     expect(values(globex, 'USD')).toEqual({ '2027-08': [2_000_000, 0], '2027-10': [0, 2_000_000] });
@@ -170,15 +174,16 @@ describe('bob and carol', () => {
     const t = await contractTimeline(handle.db, ALICE, { today: '2027-03-05' });
     expect(t.months[0]!.month).toBe('2027-03');
     expect(t.months[11]!.month).toBe('2028-02');
-    expect(counts(t)).toEqual({ '2027-03': [1, 1], '2027-04': [1, 0], '2027-06': [0, 1] });
+    // alice-1 renewed on 03-01, four days before: only its expiration on 03-31 is upcoming.
+    expect(counts(t)).toEqual({ '2027-03': [0, 1], '2027-04': [1, 0], '2027-06': [0, 1] });
   });
 });
 
 describe('edge cases (dave)', () => {
-  it('includes the first and last day of the window and nothing outside it', async () => {
+  it('includes today and the last day of the window and nothing outside it', async () => {
     const t = await contractTimeline(handle.db, DAVE, { today: TODAY });
     expect(counts(t)).toEqual({
-      '2026-11': [1, 0], // id(1) renews on the first day
+      '2026-11': [1, 0], // id(1) renews today; id(2) yesterday and id(9) on the 1st and the 10th are past
       '2027-02': [1, 0], // id(6), no currency; the pending, processing and failed contracts are not counted
       '2027-03': [0, 1], // id(7), no value
       '2027-10': [1, 1], // id(8) renews, id(1) expires on the last day

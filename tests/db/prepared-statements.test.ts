@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '@/db/client';
-import { organizationIdsOf } from '@/db/queries/contracts';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { SORT_VALUES } from '@/lib/contracts';
+import { loadScope } from '@/server/access/scope';
 import { toContractFilters, toSort } from '@/server/contracts/query';
-import { SORT_VALUES } from '@/server/contracts/schemas';
 import { contractsInPages, listContracts } from '@/server/contracts/service';
-import { createTestDatabase } from '../helpers/db';
+import { createTestDatabase, PREPARE } from '../helpers/db';
 
 /**
  * Postgres keeps every named prepared statement of a connection until the connection
  * closes. The renewal filters and sorts make hundreds of statement shapes: they must not
  * pile up there, while the spec's own shapes stay prepared.
  */
-describe.skipIf(!process.env.DATABASE_URL)('prepared statements on the server (Postgres)', () => {
+// With DATABASE_PREPARE=false (behind a transaction-mode pooler) nothing is prepared on the server.
+describe.skipIf(!process.env.DATABASE_URL || !PREPARE)('prepared statements on the server (Postgres, DATABASE_PREPARE not false)', () => {
   let setup: DatabaseHandle;
   let single: DatabaseHandle;
   beforeAll(async () => {
@@ -32,7 +33,7 @@ describe.skipIf(!process.env.DATABASE_URL)('prepared statements on the server (P
   const preparedCount = async () => (await single.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements'))[0]!.n;
 
   it('leaves the many renewal shapes unnamed, and prepares the spec shapes once', async () => {
-    const scope = { userId: DEMO_USERS.bob.id, organizationIds: await organizationIdsOf(single.db, DEMO_USERS.bob.id) };
+    const { scope } = await loadScope(single.db, DEMO_USERS.bob.id);
     const params = [
       {},
       { expiring_within_days: 30 },

@@ -14,7 +14,10 @@ describe(`migrations on ${describeDriver()}`, () => {
     const tables = await handle.query<{ table_name: string }>(
       `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'calendar_feeds', 'contracts', 'memberships', 'oauth_accounts', 'organizations', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'access_tokens', 'calendar_feed_versions', 'contracts', 'memberships', 'oauth_accounts', 'organizations', 'users',
+      'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_upcoming_sent',
+    ]);
     await migrateDatabase(handle.db, handle.driver);
     const applied = await handle.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations');
     expect(applied[0]!.n).toBeGreaterThan(0);

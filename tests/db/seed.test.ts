@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
-import {
-  countContracts,
-  type Cursor,
-  organizationIdsOf,
-  selectContract,
-  selectContractPage,
-} from '@/db/queries/contracts';
-import { CONTRACT_STATUSES } from '@/db/schema';
+import { selectContract } from '@/db/queries/contracts/by-id';
+import { countContracts } from '@/db/queries/contracts/count';
+import { selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { selectMemberships } from '@/db/queries/memberships';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, resetData, seedDemo } from '@/db/seed/demo';
+import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
 
 let handle: DatabaseHandle;
@@ -18,7 +15,7 @@ beforeAll(async () => {
 afterAll(async () => handle?.close());
 
 async function snapshot() {
-  const tables = ['users', 'organizations', 'memberships', 'contracts', 'api_keys'];
+  const tables = ['users', 'organizations', 'memberships', 'contracts', 'access_tokens'];
   const out: Record<string, unknown[]> = {};
   for (const t of tables) out[t] = await handle.query(`select * from ${t} order by 1, 2`);
   return out;
@@ -26,7 +23,7 @@ async function snapshot() {
 
 async function scopeOf(user: keyof typeof DEMO_USERS) {
   const userId = DEMO_USERS[user].id;
-  return { userId, organizationIds: await organizationIdsOf(handle.db, userId) };
+  return { userId, organizationIds: (await selectMemberships(handle.db, userId)).map((o) => o.id) };
 }
 
 describe('demo seed', () => {

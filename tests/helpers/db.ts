@@ -1,32 +1,44 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 import { openPglite, openPostgres, migrateDatabase, type DatabaseHandle } from '@/db/client';
+import { PGLITE_TEMPLATE_ENV } from './child-database';
+
+/**
+ * postgres.js's `prepare` for the connections tests open themselves: off when
+ * DATABASE_PREPARE is false, as for the app's own pool. Behind a transaction-mode pooler
+ * (PgBouncer 1.18) a named prepared statement is lost between transactions.
+ */
+export const PREPARE = !['false', '0'].includes(process.env.DATABASE_PREPARE?.trim() ?? '');
 
 /**
  * A private, migrated database for one test file: a fresh Postgres database next to
  * DATABASE_URL's (dropped afterwards) when DATABASE_URL is set, else an in-memory PGlite
- * copy of the migrated template.
+ * copy of the migrated template. `migrationsFolder` migrates with another set of
+ * migrations instead (the test of a migration starts from the ones before it).
  */
-export async function createTestDatabase(): Promise<DatabaseHandle> {
+export async function createTestDatabase(options: { migrationsFolder?: string } = {}): Promise<DatabaseHandle & { url?: string }> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
+    if (options.migrationsFolder) return openPglite(undefined, { migrationsFolder: options.migrationsFolder });
     const template = readFileSync(inject('pgliteTemplate'));
     return openPglite(undefined, { loadDataDir: new Blob([template]) });
   }
   const name = `cda_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(baseUrl, { max: 1 });
+  const admin = await openPostgres(baseUrl, { max: 1, prepare: PREPARE });
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.close();
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
-  const handle = await openPostgres(url.toString(), { max: 4 });
-  await migrateDatabase(handle.db, 'postgres');
+  const handle = await openPostgres(url.toString(), { max: 4, prepare: PREPARE });
+  await migrateDatabase(handle.db, 'postgres', options.migrationsFolder);
   return {
     ...handle,
+    // For a second pool on the same database (another worker, another writer).
+    url: url.toString(),
     async close() {
       await handle.close();
-      const cleanup = await openPostgres(baseUrl, { max: 1 });
+      const cleanup = await openPostgres(baseUrl, { max: 1, prepare: PREPARE });
       await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await cleanup.close();
     },
@@ -36,4 +48,20 @@ export async function createTestDatabase(): Promise<DatabaseHandle> {
 /** The URL of the test database, for code under test that opens its own connection. */
 export function describeDriver(): string {
   return process.env.DATABASE_URL ? 'postgres' : 'pglite';
+}
+
+/**
+ * How long a test waits for a child process that loads next-auth (tsx compiling it cold)
+ * and opens a database: seconds on a quiet machine, tens of seconds on a loaded one.
+ */
+export const CHILD_TIMEOUT_MS = 120_000;
+
+/**
+ * The environment that lets a child process of a test open a copy of the run's migrated
+ * PGlite template (tests/helpers/child-database.ts); empty when the run has none (with
+ * DATABASE_URL the template is not built).
+ */
+export function childDatabaseEnv(): Record<string, string> {
+  const template = inject('pgliteTemplate');
+  return existsSync(template) ? { [PGLITE_TEMPLATE_ENV]: template } : {};
 }

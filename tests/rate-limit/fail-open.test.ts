@@ -175,6 +175,7 @@ function throwingStore(): RateLimitStore {
   return {
     kind: 'redis',
     redis: { evalsha: fail, eval: fail, get: fail, set: fail } as unknown as RateLimitStore['redis'],
+    markers: { set: fail, has: fail },
     close: async () => {},
   };
 }

@@ -38,9 +38,11 @@ export function uniqueId(label = 'id'): string {
 export function policies(overrides: Partial<BucketPolicies> = {}): BucketPolicies {
   return {
     general: { limit: 60, windowSeconds: 60 },
+    conditional: { limit: 600, windowSeconds: 60 },
     export: { limit: 10, windowSeconds: 3600 },
     calendar: { limit: 60, windowSeconds: 3600 },
     auth_failure: { limit: 30, windowSeconds: 60 },
+    webhook_manual: { limit: 60, windowSeconds: 3600 },
     ...overrides,
   };
 }

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openPostgres, setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import { openPostgres, type DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
-import { clearVerifiedKeyCache } from '@/server/api-keys/verify';
-import { createApiKey } from '@/server/api-keys/service';
-import { errorEnvelope } from '@/server/contracts/schemas';
-import { apiRequest, send, type Answer, type ErrorJson } from './support/api';
+import { clearVerifiedTokenCache } from '@/server/access/tokens';
+import { errorEnvelopeSchema } from '@/server/errors';
+import { type Answer, apiRequest, type ErrorJson, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
+import { PREPARE } from '../helpers/db';
+import { newApiKey } from '../helpers/tokens';
 import { createPrivatePostgres, NEEDS_POSTGRES, viaPort, type PrivatePostgres } from './support/postgres';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
+import { configureForFile } from '../helpers/config';
 
 /**
  * The database goes away, hangs or is too slow: every request answers 503
@@ -17,12 +20,10 @@ import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
  * to a private database through a TCP proxy the test cuts and restores.
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
 // Past connect_timeout, so that a host that never answers is still reported by the pool
 // (CONNECT_TIMEOUT); a connection gone silent is answered by the deadline.
 const REQUEST_DEADLINE_MS = 5_500;
-process.env.REQUEST_DEADLINE_MS = String(REQUEST_DEADLINE_MS);
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '100000', RATE_LIMIT_EXPORT_PER_WINDOW: '100000', REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS) });
 
 const STATEMENT_TIMEOUT_MS = 500;
 /** postgres.js connect_timeout in db/client.ts. */
@@ -42,11 +43,14 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
 
   beforeAll(async () => {
     db = await createPrivatePostgres('faults');
+    // Also on the database, as the README advises behind a transaction pooler (PgBouncer
+    // 1.18 drops the startup parameter that carries DATABASE_STATEMENT_TIMEOUT_MS).
+    await db.admin.query(`ALTER DATABASE ${db.name} SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
     await seedDemo(db.handle.db);
-    key = (await createApiKey(db.handle.db, DEMO_USERS.bob.id, { name: 'faults', expiresInDays: 7 })).key;
+    key = (await newApiKey(db.handle.db, DEMO_USERS.bob.id, { name: 'faults' })).key;
     const target = new URL(db.url);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    app = await openPostgres(viaPort(db.url, proxy.port), { max: 4, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+    app = await openPostgres(viaPort(db.url, proxy.port), { max: 4, prepare: PREPARE, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     setProcessDatabase(app);
     vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
   });
@@ -71,7 +75,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
     ['export', () => send(apiRequest('POST', '/contracts/export', { key, body: '{"status":"completed"}' }))],
   ];
   async function everyOperation(): Promise<Answer[]> {
-    clearVerifiedKeyCache();
+    clearVerifiedTokenCache();
     return Promise.all(operations.map(([, run]) => run()));
   }
 
@@ -80,7 +84,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
       const name = operations[i]![0];
       expect(answer.status, `${name}: ${answer.text}`).toBe(503);
       expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(errorEnvelope.safeParse(answer.json).success).toBe(true);
+      expect(errorEnvelopeSchema.safeParse(answer.json).success).toBe(true);
       expect((answer.json as ErrorJson).error.code).toBe('service_unavailable');
       const retryAfter = Number(answer.headers.get('retry-after'));
       expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`).toBe(true);
@@ -132,7 +136,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
    * When the database stops answering on a connection that is already open (a frozen
    * host, a network partition), statement_timeout cannot help (it runs in the server) and
    * postgres.js has no client-side deadline: without the request deadline of
-   * server/rest/deadline.ts the request would wait until TCP gives up, minutes later.
+   * server/http/deadline.ts the request would wait until TCP gives up, minutes later.
    */
   it('a database that goes silent on an open connection: 503 at the request deadline, not a hang', async () => {
     expectServed(await everyOperation()); // connections open

@@ -1,11 +1,15 @@
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openPostgres, setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import { openPostgres, type DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
-import { createApiKey } from '@/server/api-keys/service';
-import { EXPORT_COLUMNS } from '@/server/contracts/schemas';
-import { apiRequest, dispatch, send } from './support/api';
+import { EXPORT_COLUMNS } from '@/server/contracts/shape';
+import { handleApiRequest } from '@/server/rest/router';
+import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
+import { PREPARE } from '../helpers/db';
+import { newApiKey } from '../helpers/tokens';
 import { backendsOf, createPrivatePostgres, NEEDS_POSTGRES, type BackendRow, type PrivatePostgres } from './support/postgres';
+import { configureForFile } from '../helpers/config';
 
 /**
  * Clients that go away in the middle of a large export: the export stops reading pages,
@@ -15,8 +19,7 @@ import { backendsOf, createPrivatePostgres, NEEDS_POSTGRES, type BackendRow, typ
  * The caller sees 5,000 contracts of a 20,000-contract dataset: five pages of 1,000.
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '100000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '100000';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '100000', RATE_LIMIT_EXPORT_PER_WINDOW: '100000' });
 
 const POOL_MAX = 4;
 const ABORTED_EXPORTS = 100;
@@ -34,10 +37,10 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
     const plan = await seedScale(db.handle.db, 20_000);
     visible = plan.heavyPersonal + plan.heavyOrgs * plan.heavyOrgSize;
     const [heavy] = await db.handle.query<{ id: string }>('SELECT id FROM users WHERE email = $1', [SCALE_CALLERS.heavy]);
-    key = (await createApiKey(db.handle.db, heavy!.id, { name: 'abort', expiresInDays: 7 })).key;
+    key = (await newApiKey(db.handle.db, heavy!.id, { name: 'abort' })).key;
     // The app's pool alone on this database: the seeding handle is closed.
     await db.handle.close();
-    app = await openPostgres(db.url, { max: POOL_MAX, statementTimeoutMs: 5_000 });
+    app = await openPostgres(db.url, { max: POOL_MAX, prepare: PREPARE, statementTimeoutMs: 5_000 });
     setProcessDatabase(app);
     vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(' ')));
   }, 120_000);
@@ -55,7 +58,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
    * the first page, or while the query of the next page runs.
    */
   async function abortedExport(moment: number): Promise<void> {
-    const res = await dispatch(exportRequest());
+    const res = await handleApiRequest(exportRequest());
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     expect((await reader.read()).done).toBe(false); // the header row
@@ -101,12 +104,13 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
     // Another session locks contracts, so the query of the next page certainly waits.
     const locker = await openPostgres(db.url, { max: 1 });
     try {
-      const [{ pid: lockerPid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
-      const res = await dispatch(exportRequest());
+      const res = await handleApiRequest(exportRequest());
       const reader = res.body!.getReader();
       await reader.read(); // header
       await reader.read(); // first page
       await locker.query('BEGIN');
+      // Inside the transaction: behind a transaction-mode pooler a session has no backend of its own between transactions.
+      const [{ pid: lockerPid }] = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
       await locker.query('LOCK TABLE contracts IN ACCESS EXCLUSIVE MODE');
       void reader.read(); // the next page: its query waits for the lock
       let waiting: BackendRow[] = [];

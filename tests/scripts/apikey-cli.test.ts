@@ -35,13 +35,13 @@ beforeAll(async () => {
     env = { ...process.env, PGLITE_DIR: path.join(dir, 'db') };
     cleanup = async () => rmSync(dir, { recursive: true, force: true });
   }
-  await run(TSX, ['scripts/db-seed.ts'], { env });
+  await run(TSX, ['--conditions=react-server', 'scripts/db-seed.ts'], { env });
 }, 120_000);
 afterAll(async () => cleanup?.());
 
 async function cli(...args: string[]) {
   try {
-    const { stdout, stderr } = await run(TSX, ['scripts/apikey.ts', ...args], { env });
+    const { stdout, stderr } = await run(TSX, ['--conditions=react-server', 'scripts/apikey.ts', ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

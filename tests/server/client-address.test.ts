@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
-import { createApiKey } from '@/server/api-keys/service';
 import { ConfigError, parseConfig, type ClientAddressSource } from '@/server/config';
-import { resetProcessRateLimiter } from '@/server/rate-limit';
-import { clientAddressOf, normalizeAddress, SHARED_CLIENT_BUCKET } from '@/server/rest/client-address';
-import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { clientAddressOf, normalizeAddress, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { handleApiRequest } from '@/server/rest/router';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
+import { newApiKey } from '../helpers/tokens';
 
 /**
  * The client address of the limit on failed authentication (issue 5): a client must not
@@ -17,9 +18,8 @@ import { createTestDatabase } from '../helpers/db';
  */
 
 // The end-to-end part below runs as a deployment behind one proxy that appends to
-// X-Forwarded-For (nginx's $proxy_add_x_forwarded_for). Read on the first request.
-process.env.TRUSTED_PROXY_HOPS = '1';
-delete process.env.CLIENT_ADDRESS_HEADER;
+// X-Forwarded-For (nginx's $proxy_add_x_forwarded_for).
+configureForFile({ TRUSTED_PROXY_HOPS: '1', CLIENT_ADDRESS_HEADER: undefined });
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -35,6 +35,8 @@ const headers = (h: Record<string, string>) => new Headers(h);
 const NONE: ClientAddressSource = { from: 'none' };
 const REAL_IP: ClientAddressSource = { from: 'header', header: 'x-real-ip' };
 const hops = (n: number): ClientAddressSource => ({ from: 'x-forwarded-for', hops: n });
+/** The least a deployment on Vercel must configure (a server database and a shared store). */
+const ON_VERCEL = { VERCEL: '1', DATABASE_URL: 'postgres://app@db.example/app', REDIS_URL: 'redis://cache.example:6379' };
 
 describe('configuration: where the address comes from', () => {
   it('trusts nothing by default: `next start` keeps the headers a client sends', () => {
@@ -43,9 +45,9 @@ describe('configuration: where the address comes from', () => {
   });
 
   it("trusts Vercel's X-Real-IP on Vercel, unless told otherwise", () => {
-    expect(parseConfig({ VERCEL: '1' }).clientAddress).toEqual({ from: 'header', header: 'x-real-ip' });
-    expect(parseConfig({ VERCEL: '1', TRUSTED_PROXY_HOPS: '0' }).clientAddress).toEqual({ from: 'none' });
-    expect(parseConfig({ VERCEL: '1', CLIENT_ADDRESS_HEADER: 'CF-Connecting-IP' }).clientAddress).toEqual({ from: 'header', header: 'cf-connecting-ip' });
+    expect(parseConfig({ ...ON_VERCEL }).clientAddress).toEqual({ from: 'header', header: 'x-real-ip' });
+    expect(parseConfig({ ...ON_VERCEL, TRUSTED_PROXY_HOPS: '0' }).clientAddress).toEqual({ from: 'none' });
+    expect(parseConfig({ ...ON_VERCEL, CLIENT_ADDRESS_HEADER: 'CF-Connecting-IP' }).clientAddress).toEqual({ from: 'header', header: 'cf-connecting-ip' });
   });
 
   it('reads the proxy count and the header name', () => {
@@ -77,6 +79,7 @@ describe('clientAddressOf', () => {
 
   it('says once per process, in production, that every client shares the bucket', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const nodeEnv = process.env.NODE_ENV;
     vi.stubEnv('NODE_ENV', 'production');
     try {
       for (let i = 0; i < 3; i++) clientAddressOf(headers({ 'X-Real-IP': '198.51.100.1' }), NONE);
@@ -84,7 +87,8 @@ describe('clientAddressOf', () => {
       expect(String(warn.mock.calls[0]![0])).toMatch(/TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER/);
       expect(String(warn.mock.calls[0]![0])).not.toContain('198.51.100.1');
     } finally {
-      vi.unstubAllEnvs();
+      // Only NODE_ENV: the file's configuration is stubbed too (configureForFile).
+      vi.stubEnv('NODE_ENV', nodeEnv);
       warn.mockRestore();
     }
   });
@@ -161,17 +165,16 @@ describe('the limit on failed keys behind one proxy, end to end (TRUSTED_PROXY_H
     handle = await createTestDatabase();
     setProcessDatabase(handle);
     await seedDemo(handle.db);
-    key = (await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'client-address', expiresInDays: 7 })).key;
+    key = (await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'client-address' })).key;
   });
   afterAll(async () => {
-    await resetProcessRateLimiter();
     await handle?.close();
   });
 
   // Fresh addresses every run: with REDIS_URL the counts outlive the process for a minute.
   const randomAddress = () => `198.18.${randomBytes(1)[0]}.${randomBytes(1)[0]! % 254 + 1}`;
   const list = (apiKey: string, forwardedFor: string, extra: Record<string, string> = {}) =>
-    handleRestRequest(
+    handleApiRequest(
       new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': apiKey, 'X-Forwarded-For': forwardedFor, ...extra } }),
     );
 

@@ -42,4 +42,39 @@ describe('configuration', () => {
     expect(problems({ UPSTASH_REDIS_REST_URL: 'https://x.upstash.io' })[0]).toMatch(/UPSTASH_REDIS_REST_TOKEN/);
     expect(parseConfig({ UPSTASH_REDIS_REST_URL: 'https://x.upstash.io', UPSTASH_REDIS_REST_TOKEN: 't' }).rateLimit.upstash).toBeDefined();
   });
+
+  describe('on Vercel (VERCEL=1), where every request may land on another instance', () => {
+    const vercel = { VERCEL: '1', DATABASE_URL: 'postgres://u@db.example/app' };
+
+    it('stops at start without a shared rate-limit store, naming both Upstash variable names', () => {
+      const [problem] = problems(vercel);
+      expect(problem).toMatch(/UPSTASH_REDIS_REST_URL/);
+      expect(problem).toMatch(/KV_REST_API_URL/);
+      expect(problem).toMatch(/RATE_LIMIT_STORE=memory/);
+    });
+
+    it("accepts Upstash under either pair of names (the integration's KV_REST_API_*), REDIS_URL, or memory on purpose", () => {
+      expect(parseConfig({ ...vercel, KV_REST_API_URL: 'https://kv.upstash.io', KV_REST_API_TOKEN: 't' }).rateLimit.upstash).toEqual({ url: 'https://kv.upstash.io', token: 't' });
+      expect(parseConfig({ ...vercel, UPSTASH_REDIS_REST_URL: 'https://u.upstash.io', UPSTASH_REDIS_REST_TOKEN: 'a', KV_REST_API_URL: 'https://kv.upstash.io', KV_REST_API_TOKEN: 'b' }).rateLimit.upstash).toEqual({
+        url: 'https://u.upstash.io',
+        token: 'a',
+      });
+      expect(parseConfig({ ...vercel, REDIS_URL: 'redis://r.example:6379' }).rateLimit.redisUrl).toBe('redis://r.example:6379');
+      const memory = parseConfig({ ...vercel, RATE_LIMIT_STORE: 'memory', REDIS_URL: 'redis://r.example:6379' });
+      expect(memory.rateLimit.redisUrl).toBeUndefined();
+      expect(memory.rateLimit.upstash).toBeUndefined();
+      expect(problems({ KV_REST_API_URL: 'https://kv.upstash.io' })).toEqual(['KV_REST_API_URL and KV_REST_API_TOKEN must be set together (or neither)']);
+    });
+
+    it('stops at start without DATABASE_URL (an embedded database would lose its data there)', () => {
+      expect(problems({ VERCEL: '1', RATE_LIMIT_STORE: 'memory' })).toEqual([expect.stringMatching(/^On Vercel DATABASE_URL is required/)]);
+    });
+  });
+
+  it('takes a read replica only with a primary', () => {
+    expect(problems({ DATABASE_REPLICA_URL: 'postgres://u@replica/app' })).toEqual([expect.stringMatching(/^DATABASE_REPLICA_URL needs DATABASE_URL/)]);
+    const c = parseConfig({ DATABASE_URL: 'postgres://u@primary/app', DATABASE_REPLICA_URL: 'postgres://u@replica/app' });
+    expect(c.database.replicaUrl).toBe('postgres://u@replica/app');
+    expect(c.database.replicaMaxLagMs).toBe(2000);
+  });
 });

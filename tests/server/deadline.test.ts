@@ -1,34 +1,35 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
 import { ConfigError, parseConfig } from '@/server/config';
-import { errorEnvelope } from '@/server/contracts/schemas';
-import { withRequestDeadline } from '@/server/rest/deadline';
+import { setProcessDatabase } from '@/server/database';
+import { errorEnvelopeSchema } from '@/server/errors';
+import { withinDeadline } from '@/server/http/deadline';
+import { newRequestId } from '@/server/http/responses';
+import { handleApiRequest } from '@/server/rest/router';
+import { configureForFile } from '../helpers/config';
 
 /**
- * The per-request deadline of the REST routes (server/rest/deadline.ts). Its effect on a
- * real database that goes silent is in tests/reliability/database-faults.test.ts.
+ * The per-request deadline of the API (server/http/deadline.ts). Its effect on a real
+ * database that goes silent is in tests/reliability/database-faults.test.ts.
  */
 
-// The routes below read the deadline from the configuration, on their first request.
-process.env.REQUEST_DEADLINE_MS = '150';
+configureForFile({ REQUEST_DEADLINE_MS: '150' });
 
-// The route modules' handlers, replaced by one that never answers.
+// The routes' handlers, replaced by ones that never answer.
 const hang = vi.hoisted(() => ({ calls: 0 }));
-vi.mock('@/server/rest/openapi-handler', async (importOriginal) => ({
-  ...(await importOriginal<object>()),
-  handleRestRequest: () => {
-    hang.calls++;
-    return new Promise<Response>(() => {});
-  },
-}));
-vi.mock('@/server/rest/export-handler', () => ({
-  handleExportRequest: () => {
-    hang.calls++;
-    return new Promise<Response>(() => {});
-  },
-}));
+const never = () => {
+  hang.calls++;
+  return new Promise<Response>(() => {});
+};
+vi.mock('@/server/rest/json-operations', () => ({ serveJsonOperation: () => never() }));
+vi.mock('@/server/rest/export', () => ({ serveExport: () => never() }));
+vi.mock('@/server/rest/calendar-feed', async (importOriginal) => ({ ...(await importOriginal<object>()), serveCalendarFeed: () => never() }));
 
-const request = (method = 'GET') => new Request('http://localhost/api/v1/contracts', { method });
-const never = () => new Promise<Response>(() => {});
+// The hanging handlers never touch the database: a stand-in keeps the router from opening one.
+beforeAll(() => setProcessDatabase({ db: {} } as DatabaseHandle));
+
+/** The deadline of one request, with its own request id. */
+const deadline = (work: () => Promise<Response>, ms: number) => withinDeadline(work, newRequestId(), ms);
 
 let logged: string[] = [];
 afterEach(() => {
@@ -46,7 +47,7 @@ async function expectDeadlineAnswer(res: Response, elapsedMs: number, deadlineMs
   expect(res.headers.get('cache-control')).toBe('no-store');
   expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   const body = await res.json();
-  expect(errorEnvelope.safeParse(body).success).toBe(true);
+  expect(errorEnvelopeSchema.safeParse(body).success).toBe(true);
   expect(body.error.code).toBe('service_unavailable');
   expect(body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
   expect(res.headers.get('x-request-id')).toBe(body.request_id);
@@ -55,32 +56,29 @@ async function expectDeadlineAnswer(res: Response, elapsedMs: number, deadlineMs
   expect(logged).toEqual([`[${body.request_id}] request deadline of ${deadlineMs} ms passed: answered 503`]);
 }
 
-describe('withRequestDeadline', () => {
+describe('withinDeadline', () => {
   it('answers 503 service_unavailable with Retry-After at the deadline when the handler never answers', async () => {
     captureErrors();
     const started = performance.now();
-    const res = await withRequestDeadline(never, () => 100)(request());
+    const res = await deadline(() => new Promise<Response>(() => {}), 100);
     await expectDeadlineAnswer(res, performance.now() - started, 100);
   });
 
   it('passes an answer in time through untouched, and logs nothing', async () => {
     captureErrors();
     const original = new Response('{"success":true}', { status: 201, headers: { 'X-Custom': 'kept' } });
-    const handler = vi.fn(async (req: Request) => (req.method === 'POST' ? original : new Response(null, { status: 500 })));
-    const req = request('POST');
-    const res = await withRequestDeadline(handler, () => 1_000)(req);
+    const res = await deadline(async () => original, 1_000);
     expect(res).toBe(original);
-    expect(handler).toHaveBeenCalledWith(req);
     expect(logged).toEqual([]);
   });
 
   it("passes the handler's failure through unchanged (it is the handler's to answer)", async () => {
     const failure = new Error('boom');
-    await expect(withRequestDeadline(async () => Promise.reject(failure), () => 1_000)(request())).rejects.toBe(failure);
+    await expect(deadline(async () => Promise.reject(failure), 1_000)).rejects.toBe(failure);
     const sync = (() => {
       throw failure;
     }) as unknown as () => Promise<Response>;
-    await expect(withRequestDeadline(sync, () => 1_000)(request())).rejects.toBe(failure);
+    await expect(deadline(sync, 1_000)).rejects.toBe(failure);
   });
 
   it('drops a late Response: its body is cancelled, so a stream stops reading', async () => {
@@ -88,7 +86,7 @@ describe('withRequestDeadline', () => {
     let cancelled: unknown = 'not cancelled';
     let answer!: (res: Response) => void;
     const late = new Promise<Response>((resolve) => (answer = resolve));
-    const res = await withRequestDeadline(() => late, () => 50)(request());
+    const res = await deadline(() => late, 50);
     expect(res.status).toBe(503);
     const body = new ReadableStream({
       pull() {},
@@ -108,7 +106,7 @@ describe('withRequestDeadline', () => {
     try {
       let fail!: (error: Error) => void;
       const late = new Promise<Response>((_, reject) => (fail = reject));
-      expect((await withRequestDeadline(() => late, () => 20)(request())).status).toBe(503);
+      expect((await deadline(() => late, 20)).status).toBe(503);
       fail(new Error('late failure'));
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(unhandled).toEqual([]);
@@ -119,29 +117,28 @@ describe('withRequestDeadline', () => {
   });
 });
 
-describe('the REST routes are wrapped (REQUEST_DEADLINE_MS=150)', () => {
+describe('every route of the API is bounded (REQUEST_DEADLINE_MS=150)', () => {
   it.each([
-    ['/api/v1/{…}', () => import('@/app/api/v1/[...trpc]/route'), ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']],
-    ['/api/v1/contracts/export', () => import('@/app/api/v1/contracts/export/route'), ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']],
-    ['/api/v1', () => import('@/app/api/v1/route'), ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']],
-  ] as const)('%s: every method answers 503 when its handler hangs', async (_path, load, methods) => {
-    const route = (await load()) as unknown as Record<string, (req: Request) => Promise<Response>>;
-    for (const method of methods) {
-      captureErrors();
-      const calls = hang.calls;
-      const started = performance.now();
-      const res = await route[method]!(request(method));
-      const elapsed = performance.now() - started;
-      expect(hang.calls, method).toBe(calls + 1);
-      if (method === 'HEAD') {
-        expect(res.status).toBe(503);
-        expect(await res.text()).toBe('');
-        expect(res.headers.get('retry-after')).toBe('5');
-      } else {
-        await expectDeadlineAnswer(res, elapsed, 150);
-      }
-      vi.restoreAllMocks();
-      logged = [];
+    ['GET', '/contracts'],
+    ['HEAD', '/contracts'],
+    ['GET', '/contracts/3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c'],
+    ['HEAD', '/contracts/3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c'],
+    ['POST', '/contracts/export'],
+    ['GET', '/calendar/cdcal_x.ics'],
+    ['HEAD', '/calendar/cdcal_x.ics'],
+  ] as const)('%s %s answers 503 when its handler hangs', async (method, path) => {
+    captureErrors();
+    const calls = hang.calls;
+    const started = performance.now();
+    const res = await handleApiRequest(new Request(`http://localhost/api/v1${path}`, { method }));
+    const elapsed = performance.now() - started;
+    expect(hang.calls).toBe(calls + 1);
+    if (method === 'HEAD') {
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe('');
+      expect(res.headers.get('retry-after')).toBe('5');
+    } else {
+      await expectDeadlineAnswer(res, elapsed, 150);
     }
   });
 });

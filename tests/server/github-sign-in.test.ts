@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { CHILD_TIMEOUT_MS, childDatabaseEnv } from '../helpers/db';
 import type { Attempt, GitHubAccount } from './support/github-sign-in';
 
 /**
@@ -17,11 +18,12 @@ interface Outcome {
 function signInWithGitHub(accounts: GitHubAccount[]): Outcome {
   // The child uses its own in-memory database, as tests/reliability/web-security.test.ts does.
   const { DATABASE_URL: _d, REDIS_URL: _r, ...env } = process.env;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'tests/server/support/github-sign-in.ts', JSON.stringify(accounts)], {
+  const run = spawnSync(process.execPath, ['--import', './tests/helpers/server-only-hook.mjs', '--import', 'tsx', 'tests/server/support/github-sign-in.ts', JSON.stringify(accounts)], {
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: CHILD_TIMEOUT_MS,
     env: {
       ...env,
+      ...childDatabaseEnv(),
       AUTH_SECRET: 'test-secret-that-is-at-least-32-characters-long',
       AUTH_GITHUB_ID: 'stand-in-client-id',
       AUTH_GITHUB_SECRET: 'stand-in-client-secret',
@@ -55,7 +57,7 @@ describe('GitHub sign-in through next-auth', () => {
 
     expect(links).toEqual([{ provider_account_id: '2002', user_id: newcomer.id }]);
     expect(users.map((u) => u.email)).toEqual(['newcomer@example.com', 'victim@example.com']);
-  });
+  }, CHILD_TIMEOUT_MS + 5_000);
 
   it('takes only an address GitHub has verified: an unverified one creates no account', () => {
     const { results, links, users } = signInWithGitHub([
@@ -69,5 +71,5 @@ describe('GitHub sign-in through next-auth', () => {
     expect(verified!.session?.user).toMatchObject({ email: 'not-yet-theirs@example.com' });
     expect(links.map((l) => l.provider_account_id)).toEqual(['3003']);
     expect(users.map((u) => u.email)).toContain('not-yet-theirs@example.com');
-  });
+  }, CHILD_TIMEOUT_MS + 5_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSameOriginRequest } from '@/server/rest/same-origin';
+import { isCrossSiteNavigation, isSameOriginRequest } from '@/server/http/same-origin';
 
 /**
  * The host an Origin is compared with, behind zero, one or several proxies. The
@@ -42,5 +42,29 @@ describe('isSameOriginRequest: the host the browser addressed', () => {
       expect(isSameOriginRequest(post({ 'X-Forwarded-Host': host, Host: '', Origin: 'https://contracts.example.com' })), host).toBe(false);
     }
     expect(isSameOriginRequest(post({ Origin: 'https://contracts.example.com' }))).toBe(false);
+  });
+});
+
+describe('isCrossSiteNavigation: a GET that uses the session cookie (the CSV download)', () => {
+  const get = (headers: Record<string, string>) => new Request('http://127.0.0.1:3000/contracts/export', { headers: { Host: 'contracts.example.com', ...headers } });
+
+  it('believes Sec-Fetch-Site: only this origin or the browser itself (typed, a bookmark)', () => {
+    expect(isCrossSiteNavigation(get({ 'Sec-Fetch-Site': 'same-origin' }))).toBe(false);
+    expect(isCrossSiteNavigation(get({ 'Sec-Fetch-Site': 'none' }))).toBe(false);
+    expect(isCrossSiteNavigation(get({ 'Sec-Fetch-Site': 'same-site' }))).toBe(true);
+    expect(isCrossSiteNavigation(get({ 'Sec-Fetch-Site': 'cross-site' }))).toBe(true);
+    // A same-origin Referer does not outvote the browser's own statement.
+    expect(isCrossSiteNavigation(get({ 'Sec-Fetch-Site': 'cross-site', Referer: 'https://contracts.example.com/contracts' }))).toBe(true);
+  });
+
+  it('without Fetch Metadata, reads Referer: another origin, a look-alike or garbage is another site', () => {
+    expect(isCrossSiteNavigation(get({ Referer: 'https://contracts.example.com/contracts?status=completed' }))).toBe(false);
+    for (const referer of ['https://evil.example/', 'https://contracts.example.com.evil.example/', 'https://evil.example/https://contracts.example.com', 'null', 'not a url']) {
+      expect(isCrossSiteNavigation(get({ Referer: referer })), referer).toBe(true);
+    }
+  });
+
+  it('with neither header the request does not come from another site’s page', () => {
+    expect(isCrossSiteNavigation(get({}))).toBe(false);
   });
 });

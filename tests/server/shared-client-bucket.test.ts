@@ -1,20 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
-import { createApiKey } from '@/server/api-keys/service';
-import { createCalendarFeed } from '@/server/calendar/service';
-import { handleCalendarFeedRequest } from '@/server/calendar/feed-handler';
-import { resetProcessRateLimiter } from '@/server/rate-limit';
-import { handleRestRequest } from '@/server/rest/openapi-handler';
+import { handleApiRequest } from '@/server/rest/router';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
+import { newApiKey, newFeedToken } from '../helpers/tokens';
 
 // No proxy is trusted (the default of `next start`): every client shares one failure
 // bucket. A small limit keeps this file's mark on a shared Redis small.
-delete process.env.TRUSTED_PROXY_HOPS;
-delete process.env.CLIENT_ADDRESS_HEADER;
-delete process.env.VERCEL;
-process.env.RATE_LIMIT_AUTH_FAILURES_PER_MINUTE = '3';
-process.env.RATE_LIMIT_TIMEOUT_MS = '5000';
+configureForFile({
+  TRUSTED_PROXY_HOPS: undefined,
+  CLIENT_ADDRESS_HEADER: undefined,
+  VERCEL: undefined,
+  RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '3',
+  RATE_LIMIT_TIMEOUT_MS: '5000',
+});
 
 describe('without a trusted client address, bad keys are limited but nobody is locked out', () => {
   let handle: DatabaseHandle;
@@ -24,15 +25,14 @@ describe('without a trusted client address, bad keys are limited but nobody is l
     handle = await createTestDatabase();
     setProcessDatabase(handle);
     await seedDemo(handle.db);
-    key = (await createApiKey(handle.db, DEMO_USERS.bob.id, { name: 'shared bucket', expiresInDays: 7 })).key;
-    feedUrl = (await createCalendarFeed(handle.db, DEMO_USERS.bob.id, { name: 'shared bucket' }, 'http://localhost')).url;
+    key = (await newApiKey(handle.db, DEMO_USERS.bob.id, { name: 'shared bucket' })).key;
+    feedUrl = `http://localhost/api/v1/calendar/${(await newFeedToken(handle.db, DEMO_USERS.bob.id, 'shared bucket')).token}.ics`;
   });
   afterAll(async () => {
-    await resetProcessRateLimiter();
     await handle?.close();
   });
 
-  const list = (apiKey: string) => handleRestRequest(new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': apiKey } }));
+  const list = (apiKey: string) => handleApiRequest(new Request('http://localhost/api/v1/contracts?limit=1', { headers: { 'X-API-Key': apiKey } }));
 
   it('bad keys get 429 once the shared bucket is used up; a correct key and a correct feed token are still served', async () => {
     const statuses: number[] = [];
@@ -42,7 +42,7 @@ describe('without a trusted client address, bad keys are limited but nobody is l
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
 
     expect((await list(key)).status).toBe(200);
-    expect((await handleCalendarFeedRequest(new Request(feedUrl))).status).toBe(200);
-    expect((await handleCalendarFeedRequest(new Request('http://localhost/api/v1/calendar/cdcal_wrong.ics'))).status).toBe(429);
+    expect((await handleApiRequest(new Request(feedUrl))).status).toBe(200);
+    expect((await handleApiRequest(new Request('http://localhost/api/v1/calendar/cdcal_wrong.ics'))).status).toBe(429);
   });
 });

@@ -1,22 +1,25 @@
 import type { Metadata } from 'next';
-import { headers } from 'next/headers';
 import { ApiReference } from '@/components/api-reference';
-import { openApiDocument } from '@/server/rest/openapi-document';
-import { publicOrigin } from '@/server/rest/public-origin';
+import { scalarBundleUrl } from '@/server/docs/scalar-bundle';
+import { OPENAPI_DOCUMENT_PATH } from '@/lib/api';
 
 export const metadata: Metadata = { title: 'API reference' };
 
-export default async function ApiReferencePage() {
-  const doc = openApiDocument(publicOrigin(await headers()));
+// The bundle's versioned URL is read from node_modules when the page is served.
+export const dynamic = 'force-dynamic';
+
+const DOCUMENT_URL = OPENAPI_DOCUMENT_PATH;
+
+export default function ApiReferencePage() {
   return (
-    <main className="page">
-      <div className="page-header">
-        <div>
-          <h1>API reference</h1>
-          <p className="muted">Contract Data API v1: read-only access to your contracts over HTTPS.</p>
-        </div>
-      </div>
-      <ApiReference doc={doc} />
-    </main>
+    // Not <main>: Scalar renders its own main landmark inside.
+    <div>
+      <noscript>
+        <p className="page">
+          The interactive reference needs JavaScript. The OpenAPI 3.1 document is at <a href={DOCUMENT_URL}>{DOCUMENT_URL}</a>.
+        </p>
+      </noscript>
+      <ApiReference bundleUrl={scalarBundleUrl()} documentUrl={DOCUMENT_URL} />
+    </div>
   );
 }

@@ -1,16 +1,15 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { ApiKeysManager } from '@/components/api-keys/api-keys-manager';
-import { toRow } from '@/components/api-keys/types';
-import { getDb } from '@/db/client';
-import { listApiKeys } from '@/server/api-keys/service';
+import { ApiKeysManager } from '@/components/tokens/api-keys-manager';
+import { toTokenRow } from '@/components/tokens/types';
+import { tokensPage } from '@/server/access/pages';
 import { requireUser } from '@/server/auth/session';
 
 export const metadata: Metadata = { title: 'API Keys' };
 
 export default async function ApiKeysPage() {
   const user = await requireUser('/settings/api-keys');
-  const keys = await listApiKeys(await getDb(), user.id);
+  const keys = await tokensPage(user, 'api_key');
   return (
     <section aria-labelledby="api-keys-title">
       <h2 id="api-keys-title" style={{ fontSize: '1.3rem' }}>
@@ -21,7 +20,7 @@ export default async function ApiKeysPage() {
         contracts of every organisation you belong to. Keys are read-only. Send the key in the <code>X-API-Key</code> header;
         see the <Link href="/docs/api">API reference</Link> for the endpoints and examples.
       </p>
-      <ApiKeysManager initialKeys={keys.map(toRow)} />
+      <ApiKeysManager initialKeys={keys.map(toTokenRow)} />
     </section>
   );
 }

@@ -1,16 +1,15 @@
 import type { Metadata } from 'next';
-import { CalendarFeedsManager } from '@/components/calendar-feeds/calendar-feeds-manager';
-import { toFeedRow } from '@/components/calendar-feeds/types';
-import { getDb } from '@/db/client';
+import { CalendarFeedsManager } from '@/components/tokens/calendar-feeds-manager';
+import { toTokenRow } from '@/components/tokens/types';
+import { FEED_WINDOW_DAYS } from '@/lib/calendar';
+import { tokensPage } from '@/server/access/pages';
 import { requireUser } from '@/server/auth/session';
-import { FEED_WINDOW_DAYS } from '@/server/calendar/constants';
-import { listCalendarFeeds } from '@/server/calendar/service';
 
 export const metadata: Metadata = { title: 'Calendar feeds' };
 
 export default async function CalendarFeedsPage() {
   const user = await requireUser('/settings/calendar');
-  const feeds = await listCalendarFeeds(await getDb(), user.id);
+  const feeds = await tokensPage(user, 'calendar_feed');
   return (
     <section aria-labelledby="calendar-feeds-title">
       <h2 id="calendar-feeds-title" style={{ fontSize: '1.3rem' }}>
@@ -26,7 +25,7 @@ export default async function CalendarFeedsPage() {
         Calendar apps cannot sign in, so the feed&rsquo;s address itself is the key: anyone who has it can read these dates. It
         is shown once, when you create the feed. Revoke a feed here when you stop using it or if its address got out.
       </div>
-      <CalendarFeedsManager initialFeeds={feeds.map(toFeedRow)} />
+      <CalendarFeedsManager initialFeeds={feeds.map(toTokenRow)} />
     </section>
   );
 }

@@ -18,9 +18,21 @@ export interface MemoryStoreOptions {
  * atomic like a Lua script in Redis.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
+  const now = options.now ?? Date.now;
+  const markers = new Map<string, number>();
   return {
     kind: 'memory',
-    redis: new MemoryRedis(new MemoryKeyspace(options.now ?? Date.now)),
+    redis: new MemoryRedis(new MemoryKeyspace(now)),
+    markers: {
+      async set(key, ttlMs) {
+        markers.set(key, now() + ttlMs);
+      },
+      async has(key) {
+        const until = markers.get(key);
+        if (until !== undefined && until <= now()) markers.delete(key);
+        return until !== undefined && until > now();
+      },
+    },
     async close() {},
   };
 }

@@ -30,11 +30,23 @@ export function createRedisTcpStore(options: RedisTcpStoreOptions): RateLimitSto
     connectTimeout: Math.max(2_000, options.timeoutMs),
     // Keep trying in the background, backing off to one attempt every 5 s.
     retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+    // Commands issued in the same tick share one round trip: the check for a revoked key
+    // travels with the rate-limit call of the same request (server/access/revocations.ts).
+    enableAutoPipelining: true,
   });
   client.on('error', options.onConnectionError);
+  const redis = new IoRedisScriptAdapter(client);
   return {
     kind: 'redis',
-    redis: new IoRedisScriptAdapter(client),
+    redis,
+    markers: {
+      async set(key, ttlMs) {
+        await redis.set(key, 1, { px: ttlMs });
+      },
+      async has(key) {
+        return (await redis.get(key)) !== null;
+      },
+    },
     async close() {
       // disconnect() rather than quit(): no waiting on a Redis that may be down, and no
       // reconnection afterwards.
@@ -88,9 +100,10 @@ export class IoRedisScriptAdapter {
     return deserializeValue<TData>(await this.client.get(key));
   }
 
-  async set<TData>(key: string, value: TData): Promise<'OK' | TData | null> {
+  async set<TData>(key: string, value: TData, options?: { px?: number }): Promise<'OK' | TData | null> {
     this.assertUsable();
-    return (await this.client.set(key, serializeArg(value))) as 'OK' | null;
+    const stored = serializeArg(value);
+    return (await (options?.px ? this.client.set(key, stored, 'PX', options.px) : this.client.set(key, stored))) as 'OK' | null;
   }
 
   /**

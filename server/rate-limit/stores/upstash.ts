@@ -25,6 +25,16 @@ export function createUpstashStore(options: UpstashStoreOptions): RateLimitStore
   return {
     kind: 'upstash',
     redis: client,
+    markers: {
+      async set(key, ttlMs) {
+        await client.set(key, 1, { px: ttlMs });
+      },
+      // GETEX rather than GET: @upstash/redis pipelines reads and writes apart, and the
+      // limiter's EVALSHA goes with the writes; GETEX without options reads like GET.
+      async has(key) {
+        return (await client.getex(key)) !== null;
+      },
+    },
     async close() {
       // HTTP only: nothing to release.
     },

@@ -1,11 +1,8 @@
-import {
-  getContractInput,
-  getContractOutput,
-  listContractsInput,
-  listContractsOutput,
-} from '@/server/contracts/schemas';
-import { toContractFilters, toSort } from '@/server/contracts/query';
-import { getContract, listContracts } from '@/server/contracts/service';
+import { listContractsPage } from '@/server/contracts/list';
+import { getContractInput, listContractsInput } from '@/server/contracts/schemas';
+import { getContract } from '@/server/contracts/service';
+import { getContractOutput, listContractsOutput } from '@/server/contracts/shape';
+import { linkTo } from '@/server/http/links';
 import { apiKeyProcedure, router } from '../init';
 
 const TAGS = ['Contracts'];
@@ -20,21 +17,18 @@ export const contractsRouter = router({
         tags: TAGS,
         summary: 'List contracts',
         description:
-          'Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending) unless `sort` says otherwise. Filters combine with AND. For incremental sync, pass `updated_since` (the time of your previous sync, minus a minute of margin) with `sort=updated_at`.',
+          'Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending) unless `sort` says otherwise. Filters combine with AND. Page with `cursor` (every page costs the same however deep: pass `pagination.next_cursor`, also in the `Link: <…>; rel="next"` header) or with `offset`. For incremental sync, pass `updated_since` (the time of your previous sync, minus a minute of margin) with `sort=updated_at`.',
         protect: true,
       },
     })
     .input(listContractsInput)
     .output(listContractsOutput)
-    .query(async ({ ctx, input }) => ({
-      success: true as const,
-      data: await listContracts(ctx.db, ctx.caller, {
-        filters: toContractFilters(input),
-        sort: toSort(input.sort),
-        limit: input.limit,
-        offset: input.offset,
-      }),
-    })),
+    .query(async ({ ctx, input }) => {
+      const data = await listContractsPage(ctx.readDb, ctx.caller.scope, input);
+      const next = data.pagination.next_cursor;
+      if (next) ctx.setHeader('Link', linkTo(ctx, 'next', { cursor: next, offset: undefined }));
+      return { success: true as const, data };
+    }),
 
   get: apiKeyProcedure('general')
     .meta({
@@ -51,6 +45,6 @@ export const contractsRouter = router({
     .output(getContractOutput)
     .query(async ({ ctx, input }) => ({
       success: true as const,
-      data: { contract: await getContract(ctx.db, ctx.caller, input.id) },
+      data: { contract: await getContract(ctx.readDb, ctx.caller.scope, input.id) },
     })),
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { migrateDatabase, openPostgres, type DatabaseHandle } from '@/db/client';
+import { PREPARE } from '../../helpers/db';
 
 /** The reason printed when a suite needs real Postgres and DATABASE_URL is not set. */
 export const NEEDS_POSTGRES = 'needs real Postgres: set DATABASE_URL (CI does); skipped on the embedded PGlite';
@@ -25,10 +26,10 @@ export async function createPrivatePostgres(label: string): Promise<PrivatePostg
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) throw new Error(NEEDS_POSTGRES);
   const name = `cda_${label}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = await openPostgres(baseUrl, { max: 2 });
+  const admin = await openPostgres(baseUrl, { max: 2, prepare: PREPARE });
   await admin.query(`CREATE DATABASE ${name}`);
   const url = withDatabase(baseUrl, name);
-  const handle = await openPostgres(url, { max: 2 });
+  const handle = await openPostgres(url, { max: 2, prepare: PREPARE });
   await migrateDatabase(handle.db, 'postgres');
   return {
     name,

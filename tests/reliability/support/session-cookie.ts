@@ -4,10 +4,11 @@
  * (node --import tsx): next-auth's ESM build imports `next/server` without an extension,
  * which Node's resolver refuses inside vitest but tsx (like Next.js) resolves.
  *
- *   node --import tsx tests/reliability/support/session-cookie.ts '[{"base":"https://a.example","headers":{}}]'
+ *   node --import ./tests/helpers/server-only-hook.mjs --import tsx tests/reliability/support/session-cookie.ts '[{"base":"https://a.example","headers":{}}]'
  */
-import { openPglite, setProcessDatabase } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { openChildPglite } from '../../helpers/child-database';
 
 export interface Scenario {
   base: string;
@@ -18,7 +19,7 @@ export interface Scenario {
 
 const scenarios = JSON.parse(process.argv[2] ?? '[]') as Scenario[];
 
-const handle = await openPglite();
+const handle = await openChildPglite();
 setProcessDatabase(handle);
 await seedDemo(handle.db);
 const { handlers } = await import('@/server/auth/next-auth');

@@ -1,10 +1,10 @@
-import { setProcessDatabase, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
 import { contracts, memberships } from '@/db/schema';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
-import { generateApiKey } from '@/server/api-keys/format';
-import { createApiKey, revokeApiKey } from '@/server/api-keys/service';
-import { createCalendarFeed, revokeCalendarFeed } from '@/server/calendar/service';
+import { TOKEN_FORMATS } from '@/server/access/token-format';
+import { setProcessDatabase } from '@/server/database';
 import { createTestDatabase } from '../../helpers/db';
+import { newApiKey, newFeedToken, revokeApiKey, revokeFeedToken } from '../../helpers/tokens';
 
 export type DemoUser = keyof typeof DEMO_USERS;
 
@@ -51,28 +51,27 @@ export async function createDemoWorld(): Promise<DemoWorld> {
   await seedDemo(handle.db);
   const keys = {} as Record<DemoUser, string>;
   for (const user of Object.keys(DEMO_USERS) as DemoUser[]) {
-    keys[user] = (await createApiKey(handle.db, DEMO_USERS[user].id, { name: `world ${user}`, expiresInDays: 7 })).key;
+    keys[user] = (await newApiKey(handle.db, DEMO_USERS[user].id, { name: `world ${user}` })).key;
   }
-  const revoked = await createApiKey(handle.db, DEMO_USERS.alice.id, { name: 'revoked', expiresInDays: 7 });
-  await revokeApiKey(handle.db, DEMO_USERS.alice.id, revoked.apiKey.id);
-  const expired = await createApiKey(handle.db, DEMO_USERS.bob.id, { name: 'expired', expiresInDays: 7 }, new Date(Date.now() - 8 * 86_400_000));
+  const revoked = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'revoked' });
+  await revokeApiKey(handle.db, DEMO_USERS.alice.id, revoked.id);
+  const expired = await newApiKey(handle.db, DEMO_USERS.bob.id, { name: 'expired', now: new Date(Date.now() - 8 * 86_400_000) });
   const valid = keys.carol;
   const badKeys = {
     revoked: revoked.key,
     expired: expired.key,
-    unknown: generateApiKey(),
+    unknown: TOKEN_FORMATS.api_key.generate(),
     badChecksum: `${valid.slice(0, -1)}${valid.endsWith('A') ? 'B' : 'A'}`,
     garbage: 'not-a-key',
     truncated: valid.slice(0, -6),
   };
 
   const feedTokens = {} as Record<DemoUser, string>;
-  const tokenOf = (url: string) => decodeURIComponent(url.split('/').at(-1)!.replace(/\.ics$/, ''));
   for (const user of Object.keys(DEMO_USERS) as DemoUser[]) {
-    feedTokens[user] = tokenOf((await createCalendarFeed(handle.db, DEMO_USERS[user].id, { name: 'world' }, 'http://localhost:3000')).url);
+    feedTokens[user] = (await newFeedToken(handle.db, DEMO_USERS[user].id, 'world')).token;
   }
-  const revokedFeed = await createCalendarFeed(handle.db, DEMO_USERS.bob.id, { name: 'revoked' }, 'http://localhost:3000');
-  await revokeCalendarFeed(handle.db, DEMO_USERS.bob.id, revokedFeed.feed.id);
+  const revokedFeed = await newFeedToken(handle.db, DEMO_USERS.bob.id, 'revoked');
+  await revokeFeedToken(handle.db, DEMO_USERS.bob.id, revokedFeed.id);
 
   const rows = await handle.db
     .select({
@@ -101,7 +100,7 @@ export async function createDemoWorld(): Promise<DemoWorld> {
     keys,
     badKeys,
     feedTokens,
-    revokedFeedToken: tokenOf(revokedFeed.url),
+    revokedFeedToken: revokedFeed.token,
     contracts: rows,
     userIdOf: (user) => DEMO_USERS[user].id,
     organizationsOf,

@@ -4,12 +4,13 @@
  * callback redirected and whose session it opened. Run as a separate process, as
  * tests/reliability/support/session-cookie.ts is (next-auth does not load in vitest):
  *
- *   node --import tsx tests/server/support/github-sign-in.ts '[{"id":1001,"email":"a@example.com","name":"A"}]'
+ *   node --import ./tests/helpers/server-only-hook.mjs --import tsx tests/server/support/github-sign-in.ts '[{"id":1001,"email":"a@example.com","name":"A"}]'
  *
  * A user victim@example.com with a password exists before the first attempt.
  */
-import { openPglite, setProcessDatabase } from '@/db/client';
+import { setProcessDatabase } from '@/server/database';
 import { createUserWithPassword } from '@/server/auth/users';
+import { openChildPglite } from '../../helpers/child-database';
 
 export interface GitHubAccount {
   id: number;
@@ -28,7 +29,7 @@ export interface Attempt {
 const BASE = 'http://localhost:3000';
 const accounts = JSON.parse(process.argv[2] ?? '[]') as GitHubAccount[];
 
-const handle = await openPglite();
+const handle = await openChildPglite();
 setProcessDatabase(handle);
 await createUserWithPassword(handle.db, { email: 'victim@example.com', password: 'victim password' });
 

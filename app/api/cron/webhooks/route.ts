@@ -1,0 +1,6 @@
+import { handleCronRequest } from '@/server/webhooks/cron';
+
+export const dynamic = 'force-dynamic';
+// Vercel: room for the drain's 45 s budget plus the last attempt's 10 s.
+export const maxDuration = 60;
+export const GET = handleCronRequest;

@@ -1,0 +1,28 @@
+import { SubscribeInCalendar } from './subscribe-calendar';
+import styles from './contracts.module.css';
+
+/**
+ * The list's actions: "Download CSV" (every contract of the list, with its filters and
+ * sort, through the session: server/contracts/download.ts) and "Subscribe in calendar".
+ *
+ * The download is a plain link, not Next.js's <Link>: that one prefetches its target,
+ * and a prefetch of the download would use up the download quota.
+ */
+export function ListActions({ exportHref, total, quota }: { exportHref: string; total: number; quota: { limit: number; window: string } }) {
+  return (
+    <div className={styles.listActions}>
+      <div className={styles.listButtons}>
+        <a className="btn" href={exportHref} aria-describedby="download-hint" data-testid="download-csv">
+          Download CSV
+        </a>
+        <SubscribeInCalendar />
+      </div>
+      <p id="download-hint" className={`muted small ${styles.downloadHint}`}>
+        {total === 0
+          ? 'No contract matches: the CSV would hold its header row only'
+          : `The CSV holds ${total === 1 ? 'the 1 contract' : `all ${total.toLocaleString('en-GB')} contracts`} of this list, in this order`}{' '}
+        (up to {quota.limit} downloads per {quota.window}).
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+'use client';
+
+import type { ReactNode } from 'react';
+import { TOKEN_NAME_MAX_LENGTH } from '@/lib/tokens';
+import { trpc } from '../trpc-client';
+import { CreateDialog } from './create-dialog';
+import { SecretOnceDialog } from './secret-once-dialog';
+
+/**
+ * Creating a calendar feed and showing its address once: the dialogs of Settings →
+ * Calendar feeds and of the contracts page's "Subscribe in calendar".
+ */
+
+export interface CreatedFeed {
+  name: string;
+  url: string;
+  webcalUrl: string;
+}
+
+export function CreateCalendarFeedDialog({
+  title = 'Create calendar feed',
+  intro,
+  initialName,
+  onClose,
+  onCreated,
+}: {
+  title?: string;
+  /** Shown above the name field. */
+  intro?: ReactNode;
+  initialName?: string;
+  onClose: () => void;
+  onCreated: (feed: CreatedFeed) => Promise<void> | void;
+}) {
+  return (
+    <CreateDialog
+      title={title}
+      intro={intro}
+      initialName={initialName}
+      submitLabel="Create feed"
+      nameMaxLength={TOKEN_NAME_MAX_LENGTH}
+      namePlaceholder="e.g. Work calendar"
+      nameHint={`Where you will subscribe to it, so you recognise it later (1 to ${TOKEN_NAME_MAX_LENGTH} characters).`}
+      onClose={onClose}
+      onSubmit={async (name) => {
+        const result = await trpc.calendarFeeds.create.mutate({ name });
+        await onCreated({ name: result.token.name, url: result.url, webcalUrl: result.webcalUrl });
+      }}
+    />
+  );
+}
+
+/** The new feed's address, the only time it exists in full, with the webcal:// link that subscribes. */
+export function NewCalendarFeedDialog({ feed, onClose }: { feed: CreatedFeed; onClose: () => void }) {
+  return (
+    <SecretOnceDialog
+      title="Your new calendar feed"
+      intro={
+        <>
+          The feed <strong>{feed.name}</strong> is ready.
+        </>
+      }
+      warning={
+        <>
+          Copy the address now: it will not be shown again. Anyone who has it can read your contracts&rsquo; renewal and
+          expiration dates, so share it only with your calendar app.
+        </>
+      }
+      secret={feed.url}
+      secretTestId="new-calendar-feed-url"
+      copyFailedText="Copying failed: the address is selected, press Ctrl+C."
+      doneLabel="I have saved the address"
+      onClose={onClose}
+    >
+      <p>
+        <a className="btn" href={feed.webcalUrl}>
+          Subscribe in your calendar app
+        </a>
+      </p>
+      <p className="small muted">
+        Or paste the address into Google Calendar (Other calendars → From URL), Outlook (Add calendar → Subscribe from web) or
+        Apple Calendar (File → New Calendar Subscription). Calendar apps fetch it again every few hours.
+      </p>
+    </SecretOnceDialog>
+  );
+}

@@ -1,0 +1,103 @@
+'use client';
+
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
+import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { Modal } from '@/components/modal';
+
+/**
+ * A dialog that creates something named: a required name, then any further fields
+ * (`children`). The name is checked here, so that the server sees only a trimmed name of
+ * an allowed length; a failed `onSubmit` is shown in the dialog, which stays open.
+ */
+export function CreateDialog({
+  title,
+  intro,
+  initialName = '',
+  submitLabel,
+  nameMaxLength,
+  namePlaceholder,
+  nameHint,
+  onClose,
+  onSubmit,
+  children,
+}: {
+  title: string;
+  /** Shown above the name field. */
+  intro?: ReactNode;
+  initialName?: string;
+  submitLabel: string;
+  nameMaxLength: number;
+  namePlaceholder: string;
+  nameHint: string;
+  onClose: () => void;
+  onSubmit: (name: string) => Promise<void>;
+  children?: ReactNode;
+}) {
+  const [name, setName] = useState(initialName);
+  const [error, setError] = useState<string | null>(null);
+  const [nameError, setNameError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const formId = useId();
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > nameMaxLength) {
+      setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${nameMaxLength} characters.`);
+      return;
+    }
+    setPending(true);
+    setError(null);
+    try {
+      // On success the caller closes the dialog, so `pending` is never reset here.
+      await onSubmit(trimmed);
+    } catch (e) {
+      setError(errorMessage(e));
+      setPending(false);
+    }
+  }
+
+  return (
+    <Modal
+      title={title}
+      onClose={onClose}
+      footer={
+        <>
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" form={formId} className="btn btn-primary" disabled={pending}>
+            {pending ? 'Creating…' : submitLabel}
+          </button>
+        </>
+      }
+    >
+      <form id={formId} onSubmit={submit} noValidate>
+        {intro}
+        <ErrorAlert message={error} />
+        <div className="field">
+          <label htmlFor={`${formId}-name`}>Name</label>
+          <input
+            id={`${formId}-name`}
+            type="text"
+            value={name}
+            // Lets a slightly too long name be typed, so that the hint can say why it is refused.
+            maxLength={nameMaxLength + 10}
+            autoFocus
+            placeholder={namePlaceholder}
+            aria-invalid={nameError ? true : undefined}
+            aria-describedby={`${formId}-name-hint`}
+            onChange={(e) => {
+              setName(e.target.value);
+              setNameError(null);
+            }}
+          />
+          <span id={`${formId}-name-hint`} className="hint" style={nameError ? { color: 'var(--danger)' } : undefined}>
+            {nameError ?? nameHint}
+          </span>
+        </div>
+        {children}
+      </form>
+    </Modal>
+  );
+}

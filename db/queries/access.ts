@@ -1,0 +1,123 @@
+import { and, eq, isNull, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { contracts, memberships } from '../schema';
+
+/**
+ * Who may see which contract, written once (api-decisions.md, "Access"): a caller sees
+ * their personal contracts (no organisation, owned by them) and every contract of every
+ * organisation they belong to at the time of the request. Every statement over contracts
+ * takes its access condition from here.
+ *
+ * The rule has two forms with the same meaning:
+ * - `accessibleTo()`: one predicate, for statements that find few rows (one contract, a
+ *   month's renewals);
+ * - `accessPaths()`: the same rule as a union of paths (the personal contracts, then each
+ *   organisation's), each served in list order by its own index, so that a page can merge
+ *   the paths (Merge Append) and read about limit + offset rows whatever the caller sees.
+ *
+ * Values are always placeholders, so that a statement's text depends only on its shape
+ * (how many organisations) and can be prepared once.
+ */
+
+/** Who is asking: a user, and the organisations that user belongs to right now. */
+export interface CallerScope {
+  userId: string;
+  organizationIds: readonly string[];
+}
+
+const personalContracts = (userId: Placeholder) => and(isNull(contracts.organizationId), eq(contracts.ownerId, userId))!;
+const organizationContracts = (organizationId: Placeholder) => eq(contracts.organizationId, organizationId);
+const anyOrganizationContracts = (organizationIds: Placeholder) => sql`${contracts.organizationId} = any(${organizationIds}::uuid[])`;
+
+/** The rule as one predicate over the placeholders `userId` and `orgIds`. */
+export function accessibleTo(): SQL {
+  return or(personalContracts(sql.placeholder('userId')), anyOrganizationContracts(sql.placeholder('orgIds')))!;
+}
+
+/** The values of `accessibleTo()` for a scope. */
+export function accessValues(scope: CallerScope): { userId: string; orgIds: string } {
+  return { userId: scope.userId, orgIds: uuidArrayLiteral(scope.organizationIds) };
+}
+
+/**
+ * The organisation ids as one Postgres array literal (`{id,id}`), cast by the statement.
+ * Passed as an array, postgres.js would serialise it with the array types it fetches when a
+ * connection opens; behind a pooler that fetch can fail (PgBouncer refusing while its
+ * server is down), postgres.js does not fetch them again, and the array then goes out
+ * as plain text ("malformed array literal"). The ids are UUIDs read from the database:
+ * nothing in them needs quoting.
+ */
+function uuidArrayLiteral(ids: readonly string[]): string {
+  return `{${ids.join(',')}}`;
+}
+
+/**
+ * The paths a list reads for a scope, with an optional organisation filter (which the
+ * service has checked against the scope): the personal path unless filtered to one
+ * organisation, then each organisation's path. Undefined when nothing can match.
+ */
+export interface AccessShape {
+  personal: boolean;
+  organizationIds: readonly string[];
+}
+
+export function accessShape(scope: CallerScope, organizationFilter: string | undefined): AccessShape | undefined {
+  if (organizationFilter === undefined) return { personal: true, organizationIds: scope.organizationIds };
+  const organizationIds = scope.organizationIds.filter((id) => id === organizationFilter);
+  return organizationIds.length > 0 ? { personal: false, organizationIds } : undefined;
+}
+
+/** "personal+3orgs", "1org": the part of a statement's name that its access paths decide. */
+export function accessShapeName(shape: AccessShape): string {
+  const orgs = `${shape.organizationIds.length}org${shape.organizationIds.length === 1 ? '' : 's'}`;
+  return shape.personal ? `personal+${orgs}` : orgs;
+}
+
+/** One condition per path, over the placeholders `userId` and `org0`…`orgN`. */
+export function accessPaths(shape: AccessShape): SQL[] {
+  const paths: SQL[] = [];
+  if (shape.personal) paths.push(personalContracts(sql.placeholder('userId')));
+  shape.organizationIds.forEach((_, i) => paths.push(organizationContracts(sql.placeholder(`org${i}`))));
+  return paths;
+}
+
+/** The values of `accessPaths()`. */
+export function accessPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
+  const values: Record<string, unknown> = { userId: scope.userId };
+  shape.organizationIds.forEach((id, i) => (values[`org${i}`] = id));
+  return values;
+}
+
+/**
+ * The paths of a count: the personal path and all organisations at once (`= any(orgIds)`),
+ * so that the count's text does not depend on the number of organisations. Each is an
+ * index-only scan of a narrow (owner, status) or (organisation, status) index.
+ */
+export function countPaths(shape: AccessShape): SQL[] {
+  const paths: SQL[] = [];
+  if (shape.personal) paths.push(personalContracts(sql.placeholder('userId')));
+  paths.push(anyOrganizationContracts(sql.placeholder('orgIds')));
+  return paths;
+}
+
+/** The values of `countPaths()`. */
+export function countPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
+  return { userId: scope.userId, orgIds: uuidArrayLiteral(shape.organizationIds) };
+}
+
+/**
+ * A statement limited to one organisation (the timeline's organisation filter): the same
+ * rule, since the service has checked that the caller belongs to it.
+ */
+export function ofOrganization(): SQL {
+  return organizationContracts(sql.placeholder('organizationId'));
+}
+
+/**
+ * The rule turned around, for the webhook fan-out (which users may hear of a contract):
+ * whether the user in `userId` may see a contract of `ownerId` and `organizationId`, as
+ * SQL over columns of the statement. The same meaning as accessibleTo(), which decides
+ * again at delivery time.
+ */
+export function userMaySee(userId: SQL, ownerId: SQL, organizationId: SQL): SQL {
+  return sql`((${organizationId} IS NULL AND ${ownerId} = ${userId}) OR EXISTS (SELECT 1 FROM ${memberships} WHERE ${memberships.userId} = ${userId} AND ${memberships.organizationId} = ${organizationId}))`;
+}

@@ -1,0 +1,67 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { SortField } from '@/lib/contracts';
+import { contracts } from '../../schema';
+
+/**
+ * SQL expressions over contracts that filters, sorts and indexes share. Extracted data
+ * is shown by the API only once a contract is completed, so filters and sorts read it
+ * through the same rule: a pending contract's raw dates never match a date filter nor
+ * decide an order.
+ *
+ * The expiration and renewal expressions are written exactly as in the indexes of
+ * db/schema.ts (contracts_*_expiration_idx, contracts_*_renewal_idx) and the search text
+ * as in contracts_search_idx: Postgres uses an expression index only for the same
+ * expression, so the literal 'completed' is part of the SQL text, never a parameter.
+ */
+const whenCompleted = (column: SQL | typeof contracts.expirationDate) =>
+  sql`(CASE WHEN ${contracts.status} = 'completed' THEN ${column} END)`;
+
+export const visibleExpirationDate = whenCompleted(sql`${contracts.expirationDate}`);
+export const visibleRenewalDate = whenCompleted(sql`${contracts.renewalDate}`);
+export const visibleContractValue = whenCompleted(sql`${contracts.contractValue}`);
+
+/** Title, then the parties once extracted, one per line (a search term has no line break, so it never spans two). */
+export const searchText = sql`(${contracts.title} || E'\\n' || CASE WHEN ${contracts.status} = 'completed' THEN coalesce(${contracts.provider}, '') || E'\\n' || coalesce(${contracts.client}, '') ELSE '' END)`;
+
+/** An ILIKE pattern that matches `text` literally anywhere: %, _ and \ are escaped. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export interface SortKey {
+  /** The value the rows are ordered by (then by id). */
+  expression: SQL;
+  /** Whether the value can be null; nulls come last in both directions. */
+  nullable: boolean;
+  /** The SQL type a cursor's text value is cast back to. */
+  type: 'timestamptz' | 'date' | 'numeric' | 'text';
+}
+
+export const SORT_KEYS: Record<SortField, SortKey> = {
+  created_at: { expression: sql`${contracts.createdAt}`, nullable: false, type: 'timestamptz' },
+  updated_at: { expression: sql`${contracts.updatedAt}`, nullable: false, type: 'timestamptz' },
+  expiration_date: { expression: visibleExpirationDate, nullable: true, type: 'date' },
+  renewal_date: { expression: visibleRenewalDate, nullable: true, type: 'date' },
+  contract_value: { expression: visibleContractValue, nullable: true, type: 'numeric' },
+  // Case-insensitive, in the database's collation.
+  title: { expression: sql`lower(${contracts.title})`, nullable: false, type: 'text' },
+};
+
+export interface Sort {
+  field: SortField;
+  descending: boolean;
+}
+
+export const DEFAULT_ORDER: Sort = { field: 'created_at', descending: true };
+
+/**
+ * ORDER BY terms for a sort, over `key` (the expression in a branch, or the output
+ * column's name in the union above the branches). Non-null keys keep Postgres's default
+ * null placement, which is what their indexes are built with; nullable keys put nulls
+ * last explicitly.
+ */
+export function orderTerms(sort: Sort, key: SQL, id: SQL): SQL[] {
+  const direction = sql.raw(sort.descending ? 'DESC' : 'ASC');
+  const nulls = SORT_KEYS[sort.field].nullable ? sql.raw(' NULLS LAST') : sql``;
+  return [sql`${key} ${direction}${nulls}`, sql`${id} ${direction}`];
+}

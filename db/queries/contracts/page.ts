@@ -1,0 +1,117 @@
+import { and, sql, type SQL } from 'drizzle-orm';
+import { runStatement, type Database, type Statement } from '../../client';
+import { contracts } from '../../schema';
+import { accessPaths, accessPathValues, accessShape, accessShapeName, type CallerScope } from '../access';
+import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
+import { DEFAULT_ORDER, orderTerms, SORT_KEYS, type Sort } from './expressions';
+import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters } from './filters';
+
+/** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
+export interface Cursor {
+  key: string | null;
+  id: string;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset?: number;
+  after?: Cursor;
+  sort?: Sort;
+}
+
+export type PageRow<T> = T & { sortKeyText: string | null };
+
+/**
+ * Rows after the cursor in the sort's order. A nullable key has three cases: after a
+ * non-null key come the larger (or smaller) keys, the same key with a later id, then
+ * every null; after a null key only nulls with a later id remain.
+ */
+function afterCursor(sort: Sort, cursor: Cursor): { name: string; clause: SQL; values: Record<string, unknown> } {
+  const key = SORT_KEYS[sort.field];
+  const op = sql.raw(sort.descending ? '<' : '>');
+  const afterId = sql`${sql.placeholder('afterId')}::uuid`;
+  if (cursor.key === null) {
+    return { name: 'after-null-key', clause: sql`(${key.expression} IS NULL AND ${contracts.id} ${op} ${afterId})`, values: { afterId: cursor.id } };
+  }
+  const afterKey = sql`${sql.placeholder('afterKey')}::${sql.raw(key.type)}`;
+  const rowAfter = sql`(${key.expression}, ${contracts.id}) ${op} (${afterKey}, ${afterId})`;
+  return {
+    name: 'after-key',
+    clause: key.nullable ? sql`(${rowAfter} OR ${key.expression} IS NULL)` : rowAfter,
+    values: { afterKey: cursor.key, afterId: cursor.id },
+  };
+}
+
+/** Selected with every page: the sort key, typed (to merge the branches) and as text (for a cursor). */
+function sortColumns(sort: Sort) {
+  const key = SORT_KEYS[sort.field].expression;
+  return { sortKey: sql<unknown>`${key}`.as('sort_key'), sortKeyText: sql<string | null>`(${key})::text`.as('sort_key_text') };
+}
+
+/**
+ * The statement of one page in the sort's order (default: created_at descending, then id
+ * descending), at an offset or after a cursor (keyset). Undefined when the organisation
+ * filter leaves nothing to read.
+ */
+export function contractPageStatement<T extends ContractSummaryRow = ContractSummaryRow>(
+  scope: CallerScope,
+  filters: ContractFilters,
+  page: PageRequest,
+  columns: ContractColumns = summaryColumns,
+): Statement<PageRow<T>[]> | undefined {
+  const shape = accessShape(scope, filters.organizationId);
+  if (!shape) return undefined;
+  const sort = page.sort ?? DEFAULT_ORDER;
+  const offset = page.offset ?? 0;
+  const filter = filterShape(filters);
+  const cursor = page.after ? afterCursor(sort, page.after) : undefined;
+  const values: Record<string, unknown> = { ...accessPathValues(scope, shape), ...filter.values, ...cursor?.values };
+  values.limit = page.limit;
+  values.branchLimit = page.limit + offset;
+  const hasOffset = offset > 0;
+  if (hasOffset) values.offset = offset;
+  const name = [
+    'contracts.page',
+    columns === detailColumns ? 'detail' : 'summary',
+    accessShapeName(shape),
+    filterShapeName(filter),
+    `${sort.descending ? '-' : ''}${sort.field}`,
+    ...(hasOffset ? ['offset'] : []),
+    ...(cursor ? [cursor.name] : []),
+  ].join(' ');
+  const build = (db: Database) => {
+    const paths = accessPaths(shape);
+    const limit = sql.placeholder('limit');
+    const offsetValue = hasOffset ? sql.placeholder('offset') : 0;
+    const selection = { ...columns, ...sortColumns(sort) };
+    // Each branch is ordered and cut to limit + offset rows on its own, which lets Postgres
+    // walk each index in order and merge them (Merge Append) instead of sorting the whole set.
+    const branch = (where: SQL) =>
+      db
+        .select(selection)
+        .from(contracts)
+        .where(and(where, ...filter.clauses, cursor?.clause))
+        .orderBy(...orderTerms(sort, SORT_KEYS[sort.field].expression, sql`${contracts.id}`));
+    if (paths.length === 1) return branch(paths[0]!).limit(limit).offset(offsetValue);
+    const branches = paths.map((where) => branch(where).limit(sql.placeholder('branchLimit')));
+    const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
+    return rest
+      .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)
+      .orderBy(...orderTerms(sort, sql`${sql.identifier('sort_key')}`, sql`${sql.identifier('id')}`))
+      .limit(limit)
+      .offset(offsetValue);
+  };
+  const prepareOnServer = isCommonFilterShape(filter) && sort.field === DEFAULT_ORDER.field && sort.descending === DEFAULT_ORDER.descending;
+  return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values, prepareOnServer };
+}
+
+export async function selectContractPage<T extends ContractSummaryRow = ContractSummaryRow>(
+  db: Database,
+  scope: CallerScope,
+  filters: ContractFilters,
+  page: PageRequest,
+  columns: ContractColumns = summaryColumns,
+): Promise<PageRow<T>[]> {
+  const statement = contractPageStatement<T>(scope, filters, page, columns);
+  return statement ? runStatement(db, statement) : [];
+}

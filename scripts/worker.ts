@@ -1,0 +1,38 @@
+import { getDatabase } from '@/server/database';
+import { WebhookWorker } from '@/server/webhooks/worker';
+import { UsageError } from './run-script';
+
+/**
+ * `npm run worker`: the webhook worker alone, for deployments that run it apart from the
+ * web servers (start these with WEBHOOK_WORKER=off then, or keep both: several workers
+ * never deliver one attempt twice). Stops on SIGTERM or SIGINT after the pass under way.
+ */
+async function main() {
+  const handle = await getDatabase();
+  if (handle.driver === 'pglite') {
+    await handle.close();
+    throw new UsageError(
+      'The embedded database allows one process at a time, and `npm start` already delivers webhooks in process. Set DATABASE_URL to run a worker of its own.',
+    );
+  }
+  const worker = new WebhookWorker({ handle });
+  worker.start();
+  console.error('[webhooks] worker started: delivering until SIGTERM or SIGINT');
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      console.error(`[webhooks] ${signal}: stopping after the pass under way`);
+      void worker
+        .stop()
+        .then(() => handle.close())
+        .then(() => process.exit(0));
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof UsageError ? error.message : `Error: ${(error as Error).message}`);
+  process.exit(1);
+});

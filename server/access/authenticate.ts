@@ -1,0 +1,129 @@
+import type { TokenKind } from '@/lib/tokens';
+import { AppError } from '@/server/errors';
+import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import type { RequestContext } from '@/server/http/context';
+import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
+import { enforceRateLimit, showRateLimit } from './rate-limit';
+import { wasRevokedElsewhere } from './revocations';
+import { loadScope, type CallerScope } from './scope';
+import { forgetVerifiedToken, verifyToken } from './tokens';
+
+/** A request's verified token and what it may see. */
+export interface Caller {
+  tokenId: string;
+  scope: CallerScope;
+}
+
+export interface Credential {
+  kind: TokenKind;
+  /** The token as presented (a header, a file name); undefined when none was. */
+  presented: string | null | undefined;
+  /** The quota a valid token's requests count against. */
+  bucket: Exclude<RateLimitBucket, 'auth_failure'>;
+  /** Whether the bucket's headers are sent (not for calendar feeds: calendar apps ignore them). */
+  rateLimitHeaders: boolean;
+  /** The one answer to every bad token (401 for API keys, 404 for a feed address). */
+  refusal: () => AppError;
+  /** The WWW-Authenticate challenge sent with the refusal, if any (RFC 9110 11.6.1). */
+  challenge?: string;
+}
+
+/**
+ * Authentication of every request that carries a token, whatever the transport: verify
+ * the token (one refusal for every kind of bad token), apply its rate limit, then read
+ * the owner's scope at request time so that a removed membership is gone on the next call.
+ *
+ * Failed attempts are limited per client address so that tokens cannot be guessed at
+ * speed: once an address has used up its failures, every request from it is a 429, even
+ * one with a correct token, so a guess can no longer be told apart from a miss. Without a
+ * trustworthy address (no proxy configured) every client shares one bucket: there bad
+ * tokens still get their 429, but a correct token is served, or anyone could lock every
+ * integration out with 30 bad keys a minute.
+ */
+export async function authenticate(
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  credential: Credential,
+): Promise<Caller> {
+  const refuse = () => {
+    if (credential.challenge) ctx.setHeader('WWW-Authenticate', credential.challenge);
+    return credential.refusal();
+  };
+  const [blocked, principal] = await Promise.all([
+    isRateLimitExhausted('auth_failure', ctx.clientAddress),
+    verifyToken(ctx.db, credential.kind, credential.presented),
+  ]);
+  if (!principal || (blocked && ctx.clientAddress !== SHARED_CLIENT_BUCKET)) {
+    // Throws the 429 once the address is out of failures; until then the answer is the refusal.
+    await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
+    throw refuse();
+  }
+  const { tokenId } = principal;
+  const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
+  // A conditional request counts against the conditional quota now, and against the key's
+  // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).
+  const deferred = ctx.deferredRateLimit;
+  // A token answered from the cache may have been revoked on another instance: its marker
+  // is read together with the rate-limit call (one round trip to the store).
+  const [, revoked] = await Promise.all([
+    deferred ? enforceRateLimit(ctx, 'conditional', tokenId, { headers: false }) : charge(),
+    principal.cached ? wasRevokedElsewhere(tokenId) : false,
+  ]);
+  if (revoked) {
+    forgetVerifiedToken(tokenId);
+    throw refuse();
+  }
+  if (deferred) {
+    deferred.charge = charge;
+    deferred.show = async () => {
+      if (credential.rateLimitHeaders) await showRateLimit(ctx, credential.bucket, tokenId);
+    };
+  }
+  const { scope } = await loadScope(ctx.db, principal.userId);
+  return { tokenId, scope };
+}
+
+const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key. Send a valid key in the X-API-Key header or as Authorization: Bearer <key>.';
+const REALM = 'realm="Contract Data API"';
+/**
+ * The WWW-Authenticate of every 401 (RFC 9110 11.6.1): a Bearer challenge (RFC 6750) and
+ * a second one naming the X-API-Key header, for clients of that header, which no
+ * registered scheme describes. One challenge for every bad key, missing ones included,
+ * like the body: the answer says nothing about which kind of bad key it was (RFC 6750's
+ * error="invalid_token" would tell a sent key from none; an API key cannot be refreshed
+ * anyway).
+ */
+const API_KEY_CHALLENGE = `Bearer ${REALM}, ApiKey ${REALM}, header="X-API-Key"`;
+
+// RFC 6750 2.1: "Bearer" (any case, RFC 9110 11.1), one or more spaces, the token. Other
+// schemes are not this API's: a deployment behind Basic authentication (a staging proxy)
+// still reads X-API-Key.
+const BEARER = /^bearer(?: +(.*))?$/i;
+
+/**
+ * The key a request presents: X-API-Key, or Authorization: Bearer <key>. Both with the
+ * same key is fine; two different keys are a 400, not a guess between them.
+ */
+function presentedApiKey(headers: Headers): string | null {
+  const header = headers.get('x-api-key');
+  const bearer = BEARER.exec(headers.get('authorization')?.trim() ?? '');
+  // "Bearer" without a token presents an empty (malformed) key: refused like any bad key.
+  const fromBearer = bearer ? (bearer[1] ?? '').trim() : null;
+  if (header !== null && fromBearer && header !== fromBearer) {
+    const message = 'Send the API key once: in X-API-Key or as Authorization: Bearer, not two different keys.';
+    throw new AppError('invalid_request', message, [{ param: 'Authorization', message }]);
+  }
+  return header ?? fromBearer;
+}
+
+/** The API key of a REST request (X-API-Key or Authorization: Bearer), counted against `bucket`. */
+export function apiKeyCredential(headers: Headers, bucket: Credential['bucket']): Credential {
+  const presented = presentedApiKey(headers);
+  return {
+    kind: 'api_key',
+    presented,
+    bucket,
+    rateLimitHeaders: true,
+    refusal: () => new AppError('unauthorized', UNAUTHORIZED_MESSAGE),
+    challenge: API_KEY_CHALLENGE,
+  };
+}

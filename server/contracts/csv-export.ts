@@ -1,0 +1,51 @@
+import type { Database } from '@/db/client';
+import type { Sort } from '@/db/queries/contracts/expressions';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import type { CallerScope } from '@/server/access/scope';
+import { utcToday } from '@/server/dates';
+import { pagedStream } from '@/server/http/paged-stream';
+import { csvHeaderLine, csvLinesWriter, UTF8_BOM, type DateFormat } from './csv';
+import { contractsInPages } from './service';
+import { toDetail, type ExportColumn } from './shape';
+
+/** Contracts read per keyset page of an export. */
+const PAGE_SIZE = 1000;
+
+export interface CsvExportRequest {
+  filters: ContractFilters;
+  sort?: Sort;
+  columns?: readonly ExportColumn[];
+  /** Starts the file with a UTF-8 byte order mark (for Excel). */
+  bom?: boolean;
+  /** How timestamps are written (./csv.ts). */
+  dateFormat?: DateFormat;
+}
+
+/**
+ * The CSV file of every contract the scope sees that matches the request, as a 200
+ * response streamed a keyset page at a time, pulled by the client: the API's export
+ * (server/rest/export.ts) and the contracts page's "Download CSV"
+ * (./download.ts) answer with it. The first page is read before the response is built,
+ * so that a 403 or a database failure there is still the caller's error answer.
+ */
+export async function csvExportResponse(
+  db: Database,
+  scope: CallerScope,
+  request: CsvExportRequest,
+  requestId: string,
+  responseHeaders: Headers,
+): Promise<Response> {
+  const pages = contractsInPages(db, scope, request.filters, PAGE_SIZE, request.sort);
+  const csvLines = csvLinesWriter(request.columns, request.dateFormat);
+  const stream = pagedStream({
+    first: await pages.next(),
+    pages,
+    head: `${request.bom ? UTF8_BOM : ''}${csvHeaderLine(request.columns)}`,
+    render: (rows) => csvLines(rows.map(toDetail)),
+    label: 'export',
+    requestId,
+  });
+  responseHeaders.set('Content-Type', 'text/csv; charset=utf-8');
+  responseHeaders.set('Content-Disposition', `attachment; filename="contracts-${utcToday()}.csv"`);
+  return new Response(stream, { status: 200, headers: responseHeaders });
+}

@@ -1,0 +1,161 @@
+import 'server-only';
+import { openDatabase, openPostgres, setFallback, type Database, type DatabaseHandle } from '@/db/client';
+import { config } from './config';
+import { errorCodeOf, isDatabaseUnavailable, isUnavailableCode } from './errors';
+
+/**
+ * The process's databases, opened from the configuration on first use and shared by every
+ * request after it: the primary, and the read replica when DATABASE_REPLICA_URL is set.
+ *
+ * The handles live on globalThis: Next.js may evaluate this module once per bundle layer,
+ * and two PGlite instances on one directory would corrupt it.
+ */
+const HANDLES = Symbol.for('contract-data-api.database');
+interface Handles {
+  primary?: Promise<DatabaseHandle>;
+  replica?: ReplicaState;
+  replicaOpening?: Promise<void>;
+}
+const handles = (): Handles => ((globalThis as typeof globalThis & { [HANDLES]?: Handles })[HANDLES] ??= {});
+
+export function getDatabase(): Promise<DatabaseHandle> {
+  const h = handles();
+  h.primary ??= openDatabase(config().database).catch((error: unknown) => {
+    // A failed open (database down at start) must not poison the process: retry next time.
+    delete h.primary;
+    throw error;
+  });
+  return h.primary;
+}
+
+/** The primary: writes, and every read that must see the latest write (keys, sessions, memberships). */
+export async function getDb(): Promise<Database> {
+  return (await getDatabase()).db;
+}
+
+/**
+ * Where contract reads go (lists, get-one, exports, calendar feeds, the contracts pages):
+ * the replica while it is healthy and close behind the primary, else the primary.
+ */
+export async function getReadDb(): Promise<Database> {
+  const primary = await getDb();
+  const replica = replicaState();
+  return replica?.healthy ? replica.handle.db : primary;
+}
+
+/** Makes `handle` the process's database, and drops a replica (tests run the app's code against their own database). */
+export function setProcessDatabase(handle: DatabaseHandle, replica?: DatabaseHandle): void {
+  const h = handles();
+  h.replica?.stop();
+  h.primary = Promise.resolve(handle);
+  h.replica = replica ? watchReplica(handle, replica, config().database.replicaMaxLagMs) : undefined;
+  // A replica of the configuration is not opened over the given database.
+  h.replicaOpening = Promise.resolve();
+}
+
+// The replica ----------------------------------------------------------------------------
+
+/**
+ * A replica is used while a probe, every half of DATABASE_REPLICA_MAX_LAG_MS, finds it
+ * answering and replayed at least up to where the primary's WAL was one probe earlier:
+ * its lag is then under two probe intervals, that is under DATABASE_REPLICA_MAX_LAG_MS.
+ * A replica that stops answering or falls behind is left out after one probe (reads go to
+ * the primary), or at once when a read on it fails to reach it, and taken back after
+ * GOOD_PROBES_TO_RETURN good probes in a row: a replica that has just come back (or a
+ * pooler that still refuses new connections to it for a while) does not flap in and out.
+ * A database that is no replica (pg_is_in_recovery() false, a read-only user on the
+ * primary) has no lag.
+ */
+const GOOD_PROBES_TO_RETURN = 3;
+
+interface ReplicaState {
+  handle: DatabaseHandle;
+  healthy: boolean;
+  /** Good probes in a row since it was left out. */
+  goodProbes: number;
+  /** Why it is left out, for the log when that changes. */
+  reason?: string;
+  stop(): void;
+}
+
+/** The replica, opened on first use; until its first probe, reads go to the primary. */
+function replicaState(): ReplicaState | undefined {
+  const h = handles();
+  const { url, replicaUrl, replicaMaxLagMs, poolMax, prepare, statementTimeoutMs } = config().database;
+  if (h.replica || h.replicaOpening || !replicaUrl || !url) return h.replica;
+  h.replicaOpening = Promise.all([
+    getDatabase(),
+    openPostgres(replicaUrl, { max: poolMax, prepare, statementTimeoutMs, applicationName: 'contract-data-api replica' }),
+  ]).then(
+    ([primary, replica]) => {
+      h.replica ??= watchReplica(primary, replica, replicaMaxLagMs);
+    },
+    () => {
+      // Not even a pool could be made (a bad URL is caught by the configuration): retry on the next request.
+      delete h.replicaOpening;
+    },
+  );
+  return undefined;
+}
+
+function watchReplica(primary: DatabaseHandle, handle: DatabaseHandle, maxLagMs: number): ReplicaState {
+  const intervalMs = Math.max(100, Math.floor(maxLagMs / 2));
+  // Taken in on its first good probe when the process starts.
+  const state: ReplicaState = { handle, healthy: false, goodProbes: GOOD_PROBES_TO_RETURN - 1, stop: () => clearInterval(timer) };
+  // A read the replica cannot serve (it went away, or a pooler cannot reach it) is run on
+  // the primary instead, and the replica is left out at once: the client sees no error.
+  setFallback(handle.db, {
+    fallback: primary.db,
+    shouldRetry: isDatabaseUnavailable,
+    onFailure: (error) => {
+      if (state.healthy) setHealth(state, false, `a read failed (${errorCodeOf(error, isUnavailableCode) ?? 'unreachable'})`);
+    },
+  });
+  let previousPrimaryLsn: string | undefined;
+  let probing = false;
+  const probe = async () => {
+    if (probing) return;
+    probing = true;
+    try {
+      const [primaryLsn, caughtUp] = await withTimeout(
+        Promise.all([
+          primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn').then((rows) => rows[0]!.lsn),
+          handle.query<{ standby: boolean; caught_up: boolean | null }>(
+            'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up',
+            [previousPrimaryLsn ?? '0/0'],
+          ),
+        ]),
+        intervalMs,
+      ).then(([lsn, rows]) => [lsn, !rows[0]!.standby || rows[0]!.caught_up === true] as const);
+      previousPrimaryLsn = primaryLsn;
+      setHealth(state, caughtUp, caughtUp ? undefined : `more than ${maxLagMs} ms behind the primary`);
+    } catch (error) {
+      setHealth(state, false, `unreachable (${errorCodeOf(error) ?? (error as Error).message})`);
+    } finally {
+      probing = false;
+    }
+  };
+  const timer = setInterval(() => void probe(), intervalMs);
+  timer.unref();
+  void probe();
+  return state;
+}
+
+function setHealth(state: ReplicaState, good: boolean, reason: string | undefined): void {
+  state.goodProbes = good ? state.goodProbes + 1 : 0;
+  const healthy = good && (state.healthy || state.goodProbes >= GOOD_PROBES_TO_RETURN);
+  if (state.healthy !== healthy) {
+    console.warn(healthy ? '[database] read replica in use' : `[database] read replica left out, reads go to the primary: ${reason}`);
+  }
+  state.healthy = healthy;
+  state.reason = reason;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  work.catch(() => {});
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,47 @@
+import { AppError, errorEnvelope } from '@/server/errors';
+
+/**
+ * What every response of the REST API carries, and its error answers: the spec's
+ * envelope for every status >= 400, with the request id in the body and a header.
+ */
+
+export function newRequestId(): string {
+  return `req_${crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+/** Headers on every REST response, success or error. */
+export function apiHeaders(requestId: string): Headers {
+  return new Headers({
+    'X-Request-Id': requestId,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
+}
+
+export function errorResponse(error: AppError, requestId: string, headers: Headers = apiHeaders(requestId)): Response {
+  const h = new Headers(headers);
+  h.set('Content-Type', 'application/json; charset=utf-8');
+  h.set('X-Request-Id', requestId);
+  h.set('Cache-Control', 'no-store');
+  if (error.code === 'service_unavailable' && !h.has('Retry-After')) h.set('Retry-After', '5');
+  return new Response(safeJson(errorEnvelope(error, requestId)), { status: error.status, headers: h });
+}
+
+/** 405 naming the methods that are served (and an Allow header with them). */
+export function methodNotAllowed(method: string, allowed: readonly string[], requestId: string, headers: Headers): Response {
+  headers.set('Allow', allowed.join(', '));
+  return errorResponse(
+    new AppError('method_not_allowed', `${method} is not allowed here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}.`),
+    requestId,
+    headers,
+  );
+}
+
+/**
+ * JSON with <, >, & and the two JavaScript line terminators written as \u escapes: the
+ * same JSON to any parser, but an error that quotes the request back (an unknown
+ * field's name, a path) never holds markup, whatever a browser or a log viewer makes of it.
+ */
+export function safeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

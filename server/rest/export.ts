@@ -1,0 +1,42 @@
+import { apiKeyCredential, authenticate } from '@/server/access/authenticate';
+import { csvExportResponse } from '@/server/contracts/csv-export';
+import { toContractFilters, toSort } from '@/server/contracts/query';
+import { EXPORT_BODY_FIELDS, exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
+import { AppError, invalidRequest } from '@/server/errors';
+import { parseJsonBody, readBodyText } from '@/server/http/body';
+import type { RequestContext } from '@/server/http/context';
+import { rejectQueryParameters } from '@/server/http/query';
+
+const MAX_BODY_BYTES = 16 * 1024;
+
+/**
+ * POST /api/v1/contracts/export: a plain handler (trpc-to-openapi only answers JSON) with
+ * the same authentication, rate limit and query as the JSON operations. The CSV is the
+ * API's detail flattened, streamed a keyset page at a time, pulled by the client.
+ */
+export async function serveExport(req: Request, ctx: RequestContext, responseHeaders: Headers): Promise<Response> {
+  const caller = await authenticate(ctx, apiKeyCredential(ctx.headers, 'export'));
+  // `?status=completed` on the export would otherwise export everything.
+  rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
+  const body = await readExportBody(req);
+  // Its first page is read before answering, so that a 403 or a database failure is still a JSON error.
+  return csvExportResponse(
+    ctx.readDb,
+    caller.scope,
+    { filters: toContractFilters(body), sort: toSort(body.sort), columns: body.columns, bom: body.bom, dateFormat: body.date_format },
+    ctx.requestId,
+    responseHeaders,
+  );
+}
+
+/** The optional JSON body: none, empty or {} mean no filters; anything malformed is a 400. */
+async function readExportBody(req: Request): Promise<ExportContractsBody> {
+  const tooLarge = () =>
+    new AppError('invalid_request', `The request body is larger than ${MAX_BODY_BYTES} bytes.`, [{ param: 'body', message: `At most ${MAX_BODY_BYTES} bytes.` }]);
+  // Read as JSON whatever its Content-Type, so that `curl -d '{"status":"completed"}'` works.
+  const json = parseJsonBody(await readBodyText(req, MAX_BODY_BYTES, tooLarge), '{"status": "completed"}');
+  if (json === undefined) return {};
+  const parsed = exportContractsBody.safeParse(json);
+  if (!parsed.success) throw invalidRequest(parsed.error.issues, EXPORT_BODY_FIELDS);
+  return parsed.data;
+}

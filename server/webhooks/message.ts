@@ -1,0 +1,54 @@
+import { createHmac } from 'node:crypto';
+import { detailRowOfJson } from '@/db/queries/contracts/columns';
+import { toDetail } from '@/server/contracts/shape';
+
+/**
+ * A webhook as Standard Webhooks (https://www.standardwebhooks.com) writes it: the body
+ * `{type, timestamp, data}`, and the headers `webhook-id` (the same on every retry, so a
+ * receiver can drop duplicates), `webhook-timestamp` (Unix seconds of this attempt) and
+ * `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, one per valid
+ * secret, separated by spaces).
+ */
+
+/** What an outbox row holds of an event. */
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  /** The contract row as to_jsonb() wrote it; for a deletion only id and organization_id; null for a test event. */
+  contract: Record<string, unknown> | null;
+  /** Added to `data`: changed_fields, the upcoming date and offset, a test event's contents. */
+  extra: Record<string, unknown> | null;
+}
+
+/** The `webhook-id` of an event (msg_ + its UUID's 32 hex digits). */
+export function messageIdOf(eventId: string): string {
+  return `msg_${eventId.replaceAll('-', '')}`;
+}
+
+/**
+ * The body: `data.contract` is the contract as GET /api/v1/contracts/{id} shows it (through
+ * the same toDetail), as it was when the event happened. The same event gives the same
+ * bytes on every attempt.
+ */
+export function payloadOf(event: OutboxEvent): string {
+  let data: Record<string, unknown>;
+  if (event.contract === null) data = { ...event.extra };
+  else if (event.type === 'contract.deleted') data = { contract: { id: event.contract.id, organization_id: event.contract.organization_id ?? null } };
+  else data = { contract: toDetail(detailRowOfJson(event.contract)), ...event.extra };
+  return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data });
+}
+
+/** `v1,<base64 HMAC-SHA256>` of one message under one key. */
+export function signatureOf(key: Buffer, messageId: string, timestampSeconds: number, body: string): string {
+  return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
+}
+
+/** The three headers of one attempt, signed with every key given (the current secret first). */
+export function signedHeaders(keys: Buffer[], messageId: string, timestampSeconds: number, body: string): Record<string, string> {
+  return {
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': keys.map((key) => signatureOf(key, messageId, timestampSeconds, body)).join(' '),
+  };
+}

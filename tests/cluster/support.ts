@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { haproxyPid } from '@/scripts/cluster/haproxy';
+import { balancerUrl, databaseUrl, readState, redisUrl, secrets, stateDir, type Secrets, type State } from '@/scripts/cluster/layout';
+
+/**
+ * The running local cluster (npm run cluster) as the tests see it: its state, real HTTP
+ * through the balancer, and API keys minted with `npm run apikey` on its primary.
+ */
+
+export interface Cluster {
+  state: State;
+  secrets: Secrets;
+  base: string;
+  /** The primary directly, as `npm run apikey` and `db:seed` use it. */
+  primaryUrl: string;
+}
+
+export function cluster(): Cluster {
+  const state = readState();
+  if (!state || haproxyPid(state) === undefined) {
+    throw new Error(`no cluster is running in ${stateDir()}: run \`npm run test:cluster\` (it starts one), or \`npm run cluster\` first`);
+  }
+  const sec = secrets(state.dir);
+  return { state, secrets: sec, base: balancerUrl(state), primaryUrl: databaseUrl(state, sec, { through: 'primary' }) };
+}
+
+/** A limit of the instances: what `up` passed on, else the app's default. */
+export function limitOf(c: Cluster, variable: string, fallback: number): number {
+  const value = c.state.passedEnv[variable];
+  return value === undefined ? fallback : Number(value);
+}
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The instance that answered, as the balancer names it (X-Served-By). */
+  servedBy: string | undefined;
+  receivedAt: number;
+}
+
+// One agent without a socket limit: concurrent requests really are concurrent.
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+/**
+ * One HTTP request through the balancer. `from` picks the loopback address the request
+ * comes from (any of 127.0.0.0/8): the balancer sees that address, like a client's.
+ */
+export function request(
+  c: Cluster,
+  pathAndQuery: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {},
+): Promise<Answer> {
+  const url = new URL(pathAndQuery, c.base);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: options.method ?? 'GET',
+        headers: { ...(options.body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body) } : {}), ...options.headers },
+        // A request from another address gets a connection of its own.
+        ...(options.from ? { localAddress: options.from, agent: false } : { agent }),
+        timeout: 60_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            servedBy: res.headers['x-served-by'] as string | undefined,
+            receivedAt: Date.now() / 1000,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${pathAndQuery}: no answer in 60 s`)));
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** A loopback address no other test run used recently: its own bucket of failed attempts. */
+export const freshLoopbackAddress = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+const run = promisify(execFile);
+const TSX = path.join(process.cwd(), 'node_modules', 'tsx', 'dist', 'cli.mjs');
+/**
+ * The command's environment: the cluster's primary and Redis (a revocation is announced
+ * there), nothing of the caller's own DATABASE_URL or REDIS_URL.
+ */
+const cliEnv = (c: Cluster): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  NODE_ENV: 'development',
+  DATABASE_URL: c.primaryUrl,
+  REDIS_URL: redisUrl(c.state, c.secrets),
+});
+
+/** `npm run apikey -- create --email … --name …` on the cluster's primary: the key and its id. */
+export async function mintKey(c: Cluster, email: string, name: string): Promise<{ key: string; id: string }> {
+  const { stdout, stderr } = await run(process.execPath, [TSX, '--conditions=react-server', 'scripts/apikey.ts', 'create', '--email', email, '--name', name, '--expires-in-days', '1'], {
+    env: cliEnv(c),
+  });
+  const id = /\(([0-9a-f-]{36})\)/.exec(stderr)?.[1];
+  if (!id) throw new Error(`apikey create said: ${stderr}`);
+  return { key: stdout.trim(), id };
+}
+
+export async function revokeKey(c: Cluster, id: string): Promise<void> {
+  await run(process.execPath, [TSX, '--conditions=react-server', 'scripts/apikey.ts', 'revoke', '--id', id], { env: cliEnv(c) });
+}
+
+/**
+ * Waits while the current fixed window of `seconds` is about to end: the sliding window
+ * weighs the previous window's count, so a burst that straddles a boundary is counted
+ * differently (by design) and exact assertions would not hold.
+ */
+export async function awayFromWindowEdge(seconds: number, marginMs = 5000): Promise<void> {
+  const left = seconds * 1000 - (Date.now() % (seconds * 1000));
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+/** How many answers each instance gave. */
+export function byInstance(answers: Answer[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const a of answers) counts[a.servedBy ?? 'none'] = (counts[a.servedBy ?? 'none'] ?? 0) + 1;
+  return counts;
+}
+
+export const instanceNames = (c: Cluster) => c.state.ports.instances.map((_, i) => `app${i + 1}`);

@@ -1,0 +1,143 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgres } from '@/db/client';
+import { startReceiver, verify, type Receiver } from '../webhooks/support';
+
+const run = promisify(execFile);
+const TSX = path.resolve('node_modules/.bin/tsx');
+
+// The operators' command line, run as a real process against its own database (a fresh
+// Postgres database next to DATABASE_URL, else a fresh PGlite directory), with AUTH_SECRET
+// as a server would have it and no WEBHOOK_ENCRYPTION_KEY: the key derives from it.
+let env: NodeJS.ProcessEnv;
+let cleanup: () => Promise<void>;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  const base = process.env.DATABASE_URL;
+  const common = { AUTH_SECRET: 'cli-test-auth-secret-0123456789abcdef', WEBHOOK_ENCRYPTION_KEY: '', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  if (base) {
+    const name = `cda_whcli_${randomBytes(4).toString('hex')}`;
+    const admin = await openPostgres(base, { max: 1 });
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.close();
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    env = { ...process.env, ...common, DATABASE_URL: url.toString() };
+    cleanup = async () => {
+      const a = await openPostgres(base, { max: 1 });
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.close();
+    };
+  } else {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-whcli-'));
+    env = { ...process.env, ...common, PGLITE_DIR: path.join(dir, 'db') };
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  }
+  await run(TSX, ['--conditions=react-server', 'scripts/db-seed.ts'], { env });
+  receiver = await startReceiver();
+}, 120_000);
+afterAll(async () => {
+  await receiver?.close();
+  await cleanup?.();
+});
+
+async function cli(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(TSX, ['--conditions=react-server', 'scripts/webhook.ts', ...args], { env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('npm run webhook', () => {
+  it('create prints one JSON object with the id and the secret; test delivers a signed event; list; delete', async () => {
+    const created = await cli('create', '--email', 'alice@example.com', '--url', receiver.url, '--events', 'contract.updated,contract.renewal_upcoming', '--offsets', '60,14');
+    expect(created.code, created.stderr).toBe(0);
+    const printed = JSON.parse(created.stdout) as { id: string; secret: string };
+    expect(created.stdout).toBe(`${JSON.stringify(printed)}\n`);
+    expect(Object.keys(printed)).toEqual(['id', 'secret']);
+    expect(printed.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(created.stderr).not.toContain(printed.secret);
+
+    // Another process decrypts the secret and signs with it: the receiver verifies with the printed one.
+    const tested = await cli('test', '--id', printed.id);
+    expect(tested.code, tested.stderr).toBe(0);
+    expect(JSON.parse(tested.stdout)).toMatchObject({ state: 'succeeded', status_code: 200 });
+    const message = verify(printed.secret, receiver.received[0]!);
+    expect(message.type).toBe('webhook.test');
+
+    const listed = await cli('list', '--email', 'alice@example.com');
+    expect(listed.stdout).toContain(printed.id);
+    expect(listed.stdout).toContain(`whsec_…${printed.secret.slice(-5, -1)}`);
+    expect(listed.stdout).toContain('contract.updated,contract.renewal_upcoming');
+    expect(listed.stdout).toContain('offsets 60,14');
+    expect(listed.stdout).toContain('last 24 h 1 ok / 0 failed');
+    expect(listed.stdout).not.toContain(printed.secret);
+
+    receiver.fallback = { status: 500 };
+    const failed = await cli('test', '--id', printed.id);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ state: 'pending', status_code: 500 });
+
+    expect((await cli('delete', '--id', printed.id)).code).toBe(0);
+    expect((await cli('list', '--email', 'alice@example.com')).stdout).toContain('No webhook endpoints.');
+    // Seven processes, each opening the database: minutes on a loaded machine.
+  }, 300_000);
+
+  it.each([
+    [['create', '--email', 'alice@example.com'], /--url is required/],
+    [['create', '--email', 'nobody@example.com', '--url', 'https://example.com'], /No user with the email/],
+    [['create', '--email', 'alice@example.com', '--url', 'https://example.com', '--events', 'contract.exploded'], /Each event must be one of/],
+    [['create', '--email', 'alice@example.com', '--url', 'https://example.com', '--offsets', 'soon'], /--offsets must be whole numbers/],
+    [['create', '--email', 'alice@example.com', '--url', 'https://example.com', '--offsets', '400'], /at most 365 days/],
+    [['create', '--email', 'alice@example.com', '--url', 'ftp://example.com'], /must start with https/],
+    [['delete', '--id', 'nope'], /--id must be an endpoint id/],
+    [['test', '--id', '00000000-0000-4000-8000-000000000000'], /No webhook endpoint with the id/],
+    [['frobnicate'], /Usage:/],
+  ])('%j fails with a clear message on stderr', async (args, message) => {
+    const result = await cli(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  }, 90_000);
+});
+
+describe('npm run worker', () => {
+  it(process.env.DATABASE_URL ? 'delivers a change made with SQL, and stops cleanly on SIGTERM' : 'refuses the embedded database (one process at a time) with a clear message', async () => {
+    const child = spawn(TSX, ['--conditions=react-server', 'scripts/worker.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    if (!env.DATABASE_URL) {
+      expect(await exited).toBe(1);
+      expect(stderr).toMatch(/embedded database allows one process at a time/);
+      return;
+    }
+    receiver.fallback = { status: 200, body: 'ok' };
+    const created = await cli('create', '--email', 'bob@example.com', '--url', receiver.url, '--events', 'contract.updated');
+    const { secret } = JSON.parse(created.stdout) as { secret: string };
+    const before = receiver.received.length;
+    await expect.poll(() => stderr, { timeout: 30_000 }).toMatch(/worker started/);
+    const writer = await openPostgres(env.DATABASE_URL, { max: 1 });
+    try {
+      await writer.query(`UPDATE contracts SET title = title || ' (worker)' WHERE owner_id = (SELECT id FROM users WHERE email = 'bob@example.com') AND organization_id IS NULL`);
+    } finally {
+      await writer.close();
+    }
+    await receiver.waitFor(before + 1, 10_000);
+    const event = verify(secret, receiver.received.at(-1)!);
+    expect(event.type).toBe('contract.updated');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/SIGTERM: stopping/);
+  }, 90_000);
+});
