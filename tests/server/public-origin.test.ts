@@ -8,7 +8,7 @@ import { serveDocument } from '@/server/rest/document';
  * With AUTH_URL it is fixed; otherwise X-Forwarded-Host counts only behind a trusted
  * proxy, and the answer is marked as taken from the request (never publicly cacheable).
  */
-const at = (env: Record<string, string>, headers: Record<string, string>) => publicOriginOf(new Headers(headers), parseConfig(env));
+const at = (env: Record<string, string | undefined>, headers: Record<string, string>) => publicOriginOf(new Headers(headers), parseConfig(env));
 const EVIL = { host: 'app.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
 
 describe('publicOriginOf', () => {
