@@ -31,6 +31,9 @@ export const users = pgTable('users', {
   name: varchar('name', { length: 120 }),
   // bcrypt hash; null for accounts that only sign in through OAuth.
   passwordHash: text('password_hash'),
+  // Carried in every session cookie and compared on each use (server/auth/session-version.ts):
+  // sign-out and "sign out everywhere" raise it, so every earlier cookie stops working.
+  sessionVersion: integer('session_version').notNull().default(0),
   ...timestamps,
 });
 

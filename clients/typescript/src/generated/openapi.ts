@@ -1604,7 +1604,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1634,7 +1634,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1677,7 +1677,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1688,7 +1688,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
