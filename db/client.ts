@@ -220,7 +220,7 @@ function runPrepared<TResult>(db: Database, statement: Statement<TResult>): Prom
     // Drizzle names the statement for postgres.js only when given a name: without one, the
     // SQL text is still built once here, and each execution is an unnamed statement.
     prepared = statement.build(db).prepare((statement.prepareOnServer === false ? undefined : statement.name) as string);
-    useFlatRowMapper(prepared);
+    installFlatRowMapper(prepared);
     cache.set(statement.name, prepared);
   }
   return prepared.execute(statement.values) as Promise<TResult>;
@@ -280,7 +280,7 @@ export function flatRowMapper(fields: readonly SelectedField[] | undefined): ((r
 }
 
 /** Installs the flat mapper on a prepared select (a no-op for other queries and shapes). */
-function useFlatRowMapper(prepared: Prepared): void {
+function installFlatRowMapper(prepared: Prepared): void {
   const query = prepared as Prepared & MappedPrepared;
   if (query.customResultMapper) return;
   const mapper = flatRowMapper(query.fields);
