@@ -35,10 +35,11 @@ export interface Credential {
  *
  * Failed attempts are limited per client address so that tokens cannot be guessed at
  * speed: once an address has used up its failures, every request from it is a 429, even
- * one with a correct token, so a guess can no longer be told apart from a miss. Without a
+ * one with a correct token, so a guess can no longer be told apart from a miss, and its
+ * token is not even looked up (no database work for a blocked guesser). Without a
  * trustworthy address (no proxy configured) every client shares one bucket: there bad
  * tokens still get their 429, but a correct token is served, or anyone could lock every
- * integration out with 30 bad keys a minute.
+ * integration out with 30 bad keys a minute; so there every token is still looked up.
  */
 export async function authenticate(
   ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
@@ -48,11 +49,17 @@ export async function authenticate(
     if (credential.challenge) ctx.setHeader('WWW-Authenticate', credential.challenge);
     return credential.refusal();
   };
+  const known = ctx.clientAddress !== SHARED_CLIENT_BUCKET;
+  // One look at the address's failures, started at once. A known address out of attempts
+  // gets 429 whatever it sends, so its token is not looked up: a blocked guesser costs no
+  // database work (a token in this process's cache needs none and does not wait for the
+  // answer). In the shared bucket a correct token must still be served, so it is looked up.
+  const exhausted = isRateLimitExhausted('auth_failure', ctx.clientAddress);
   const [blocked, principal] = await Promise.all([
-    isRateLimitExhausted('auth_failure', ctx.clientAddress),
-    verifyToken(ctx.db, credential.kind, credential.presented),
+    exhausted,
+    verifyToken(ctx.db, credential.kind, credential.presented, undefined, known ? { mayLookUp: async () => !(await exhausted) } : {}),
   ]);
-  if (!principal || (blocked && ctx.clientAddress !== SHARED_CLIENT_BUCKET)) {
+  if (!principal || (blocked && known)) {
     // Throws the 429 once the address is out of failures; until then the answer is the refusal.
     await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
     throw refuse();

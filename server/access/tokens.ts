@@ -126,6 +126,16 @@ type State = { byHash: Map<string, CachedToken>; lastUsedWrite: Map<string, numb
 const g = globalThis as typeof globalThis & { [STATE]?: State };
 const state: State = (g[STATE] ??= { byHash: new Map(), lastUsedWrite: new Map() });
 
+export interface VerifyOptions {
+  /**
+   * Asked before the database is: resolving false refuses the token without a lookup
+   * (authenticate.ts passes "this client address is not out of failed attempts", so that a
+   * blocked address costs no database work). Not asked for a token answered from the cache
+   * or refused by its format.
+   */
+  mayLookUp?: () => Promise<boolean>;
+}
+
 /**
  * The one verification path of every token: format and checksum (no database for a
  * mistyped or wrong-kind token), hash, look up, then refuse expired or revoked tokens.
@@ -136,12 +146,14 @@ export async function verifyToken(
   kind: TokenKind,
   presented: string | null | undefined,
   now = new Date(),
+  options: VerifyOptions = {},
 ): Promise<TokenPrincipal | undefined> {
   if (!presented || !TOKEN_FORMATS[kind].isWellFormed(presented)) return undefined;
   const hash = hashToken(presented);
   let entry = state.byHash.get(hash);
   const cached = entry !== undefined && entry.cachedUntil > now.getTime();
   if (!entry || !cached) {
+    if (options.mayLookUp && !(await options.mayLookUp())) return undefined;
     const row = await selectTokenByHash(db, kind, hash);
     if (!row) {
       state.byHash.delete(hash);
