@@ -53,6 +53,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The caller is not a member of the organisation named in `organization_id`.',
   404: 'The contract does not exist or the caller cannot access it.',
   405: 'The path does not serve the request\'s method (this operation\'s path answers other methods so); `Allow` lists the methods it serves.',
+  408: 'The request body did not arrive in full within the request deadline (8 seconds unless configured otherwise). Nothing was counted against the export quota; send the body again, whole.',
   429: 'Rate limit exceeded; retry after `Retry-After` seconds.',
   500: 'Failure inside the service; quote `request_id` to support.',
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
@@ -74,7 +75,7 @@ const OK_DESCRIPTIONS: Record<string, string> = {
 const ERRORS_OF: Record<string, number[]> = {
   [`get /contracts`]: [400, 401, 403, 405, 429, 500, 503],
   [`get /contracts/{id}`]: [400, 401, 404, 405, 429, 500, 503],
-  [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 429, 500, 503],
+  [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 408, 429, 500, 503],
 };
 
 // `required` as OpenAPI means it: true where every such answer carries the header.
@@ -117,6 +118,7 @@ function headersFor(status: number): Json {
     case 400:
     case 403:
     case 404:
+    case 408:
     case 500:
       return named('X-Request-Id', ...RATE_HEADERS);
     case 401:
