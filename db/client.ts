@@ -59,7 +59,7 @@ export async function openPostgres(
     },
   });
   const db = drizzle({ client, schema, casing: undefined });
-  return {
+  const handle: DatabaseHandle = {
     db: db as unknown as Database,
     driver: 'postgres',
     query: async <T>(text: string, params: unknown[] = []) =>
@@ -70,7 +70,16 @@ export async function openPostgres(
     },
     close: () => client.end({ timeout: 5 }),
   };
+  POSTGRES_HANDLES.set(handle.db, handle);
+  return handle;
 }
+
+/**
+ * The handle of a postgres.js pool's Database: code that holds only the Database (the key
+ * cache) can listen for notifications that other processes send through Postgres.
+ */
+const POSTGRES_HANDLES = new WeakMap<Database, DatabaseHandle>();
+export const postgresHandleOf = (db: Database): DatabaseHandle | undefined => POSTGRES_HANDLES.get(db);
 
 /** The extensions the migrations create (pg_trgm, for substring search), for PGlite to load. */
 export async function pgliteExtensions() {

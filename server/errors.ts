@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -26,6 +27,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -156,6 +158,7 @@ export const API_ERROR_CODES = [
   'forbidden',
   'not_found',
   'method_not_allowed',
+  'request_timeout',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -165,7 +168,7 @@ export const API_ERROR_CODES = [
 const errorCodeSchema = z.enum(API_ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, rate_limited 429, internal_error 500, service_unavailable 503.',
+    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.',
 });
 
 /** The error envelope's schema, for the OpenAPI document and the tests that validate against it. */

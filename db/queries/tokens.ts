@@ -83,6 +83,14 @@ export async function revokeTokenRow(db: Database, kind: TokenKind, userId: stri
     .where(and(eq(accessTokens.id, id), ofUser(kind, userId), isNull(accessTokens.revokedAt)));
 }
 
+/**
+ * Tells every process listening on `channel` that a token was revoked (Postgres NOTIFY,
+ * delivered at commit; PGlite delivers it in process). The listeners drop their key cache.
+ */
+export async function notifyTokenRevoked(db: Database, channel: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${channel}, '')`);
+}
+
 export interface TokenVerificationRow {
   id: string;
   userId: string;

@@ -186,7 +186,10 @@ export function withoutRequestId(body: unknown): unknown {
   return rest;
 }
 
-/** OWASP CSV injection: how the export writes a text cell that a spreadsheet would run. */
+/**
+ * OWASP CSV injection: how the export writes a text cell that a spreadsheet would run (its
+ * first non-whitespace character is = + - @, or it starts with a tab or CR).
+ */
 export function neutralised(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /^(?:[\t\r]|\s*[=+\-@])/.test(text) ? `'${text}` : text;
 }

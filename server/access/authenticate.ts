@@ -14,6 +14,17 @@ export interface Caller {
   scope: CallerScope;
 }
 
+/**
+ * A caller whose request is not counted yet (`authenticate(..., { chargeLater: true })`):
+ * the transport validates the rest of the request first, so that a malformed request does
+ * not spend the quota, then calls `charge` (which throws the 429), or `show` to send the
+ * rate-limit headers with the 400 without consuming anything.
+ */
+export interface UncountedCaller extends Caller {
+  charge: () => Promise<void>;
+  show: () => Promise<void>;
+}
+
 export interface Credential {
   kind: TokenKind;
   /** The token as presented (a header, a file name); undefined when none was. */
@@ -35,24 +46,42 @@ export interface Credential {
  *
  * Failed attempts are limited per client address so that tokens cannot be guessed at
  * speed: once an address has used up its failures, every request from it is a 429, even
- * one with a correct token, so a guess can no longer be told apart from a miss. Without a
+ * one with a correct token, so a guess can no longer be told apart from a miss, and its
+ * token is not even looked up (no database work for a blocked guesser). Without a
  * trustworthy address (no proxy configured) every client shares one bucket: there bad
  * tokens still get their 429, but a correct token is served, or anyone could lock every
- * integration out with 30 bad keys a minute.
+ * integration out with 30 bad keys a minute; so there every token is still looked up.
  */
 export async function authenticate(
   ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
   credential: Credential,
-): Promise<Caller> {
+  options: { chargeLater: true },
+): Promise<UncountedCaller>;
+export async function authenticate(
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  credential: Credential,
+  options?: { chargeLater?: false },
+): Promise<Caller>;
+export async function authenticate(
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  credential: Credential,
+  options: { chargeLater?: boolean } = {},
+): Promise<Caller | UncountedCaller> {
   const refuse = () => {
     if (credential.challenge) ctx.setHeader('WWW-Authenticate', credential.challenge);
     return credential.refusal();
   };
+  const known = ctx.clientAddress !== SHARED_CLIENT_BUCKET;
+  // One look at the address's failures, started at once. A known address out of attempts
+  // gets 429 whatever it sends, so its token is not looked up: a blocked guesser costs no
+  // database work (a token in this process's cache needs none and does not wait for the
+  // answer). In the shared bucket a correct token must still be served, so it is looked up.
+  const exhausted = isRateLimitExhausted('auth_failure', ctx.clientAddress);
   const [blocked, principal] = await Promise.all([
-    isRateLimitExhausted('auth_failure', ctx.clientAddress),
-    verifyToken(ctx.db, credential.kind, credential.presented),
+    exhausted,
+    verifyToken(ctx.db, credential.kind, credential.presented, undefined, known ? { mayLookUp: async () => !(await exhausted) } : {}),
   ]);
-  if (!principal || (blocked && ctx.clientAddress !== SHARED_CLIENT_BUCKET)) {
+  if (!principal || (blocked && known)) {
     // Throws the 429 once the address is out of failures; until then the answer is the refusal.
     await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
     throw refuse();
@@ -61,25 +90,26 @@ export async function authenticate(
   const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
   // A conditional request counts against the conditional quota now, and against the key's
   // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).
+  const show = async () => {
+    if (credential.rateLimitHeaders) await showRateLimit(ctx, credential.bucket, tokenId);
+  };
   const deferred = ctx.deferredRateLimit;
   // A token answered from the cache may have been revoked on another instance: its marker
   // is read together with the rate-limit call (one round trip to the store).
   const [, revoked] = await Promise.all([
-    deferred ? enforceRateLimit(ctx, 'conditional', tokenId, { headers: false }) : charge(),
+    options.chargeLater ? undefined : deferred ? enforceRateLimit(ctx, 'conditional', tokenId, { headers: false }) : charge(),
     principal.cached ? wasRevokedElsewhere(tokenId) : false,
   ]);
   if (revoked) {
     forgetVerifiedToken(tokenId);
     throw refuse();
   }
-  if (deferred) {
+  if (deferred && !options.chargeLater) {
     deferred.charge = charge;
-    deferred.show = async () => {
-      if (credential.rateLimitHeaders) await showRateLimit(ctx, credential.bucket, tokenId);
-    };
+    deferred.show = show;
   }
   const { scope } = await loadScope(ctx.db, principal.userId);
-  return { tokenId, scope };
+  return options.chargeLater ? { tokenId, scope, charge, show } : { tokenId, scope };
 }
 
 const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key. Send a valid key in the X-API-Key header or as Authorization: Bearer <key>.';

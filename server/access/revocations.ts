@@ -1,3 +1,5 @@
+import { postgresHandleOf, type Database } from '@/db/client';
+import { notifyTokenRevoked } from '@/db/queries/tokens';
 import { processRateLimitStore } from '@/server/rate-limit';
 import { describeError } from '@/server/rate-limit/failure-log';
 
@@ -17,20 +19,63 @@ import { describeError } from '@/server/rate-limit/failure-log';
  * only instance: it drops its own cache entry at once, and no marker is needed.
  * When the store is down, requests fail open as for rate limits: the marker cannot be
  * read, and a revocation reaches the other instances within the cache's 30 s.
+ *
+ * Another process is not always another instance with the same store: `npm run apikey --
+ * revoke` run next to a server that counts in memory (Postgres, no Redis) wrote no marker
+ * the server could read, and the key worked for up to 30 s more. So a revocation also
+ * sends a Postgres NOTIFY, and every server process on Postgres listens (one connection
+ * of its own) and empties its key cache when one arrives. Until its LISTEN is in place a
+ * process does not answer keys from its cache; if LISTEN fails (a transaction pooler such
+ * as PgBouncer in transaction mode does not carry it) the process logs it once and falls
+ * back to the markers and the cache's 30 s.
  */
+
+export const REVOCATION_CHANNEL = 'cda_token_revoked';
 
 const MARKER_MS = 120_000;
 const markerKey = (tokenId: string) => `cda:revoked:${tokenId}`;
 
-/** Tells every instance that a token is revoked. Never throws: a failure is logged, and the cache expiry still bounds it. */
-export async function announceRevocation(tokenId: string): Promise<void> {
+/** Tells every instance and process that a token is revoked. Never throws: a failure is logged, and the cache expiry still bounds it. */
+export async function announceRevocation(db: Database, tokenId: string): Promise<void> {
   const store = processRateLimitStore();
-  if (store.kind === 'memory') return;
-  try {
-    await store.markers.set(markerKey(tokenId), MARKER_MS);
-  } catch (error) {
-    console.warn(`[access] could not announce the revocation of token ${tokenId} to other instances (${describeError(error)}); they refuse it within 30 s`);
-  }
+  await Promise.all([
+    notifyTokenRevoked(db, REVOCATION_CHANNEL).catch((error: unknown) => {
+      console.warn(`[access] could not notify other processes of the revocation of token ${tokenId} (${describeError(error)}); they refuse it within 30 s`);
+    }),
+    store.kind === 'memory'
+      ? undefined
+      : store.markers.set(markerKey(tokenId), MARKER_MS).catch((error: unknown) => {
+          console.warn(`[access] could not announce the revocation of token ${tokenId} to other instances (${describeError(error)}); they refuse it within 30 s`);
+        }),
+  ]);
+}
+
+type Listening = 'starting' | 'ready' | 'failed';
+// Per database (tests open several), once per process whichever bundle layer loads this module.
+const LISTENERS = Symbol.for('contract-data-api.revocation-listeners');
+const g = globalThis as typeof globalThis & { [LISTENERS]?: WeakMap<Database, Listening> };
+const listeners = (g[LISTENERS] ??= new WeakMap());
+
+/**
+ * Whether this process may answer a token from its cache: true once it listens for
+ * revocations made by other processes on this Postgres database (started by the first
+ * call, which calls `onRevoked` on every NOTIFY), or when it cannot listen (PGlite is one
+ * process; a failed LISTEN is logged and falls back to the cache's 30 s).
+ */
+export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
+  const handle = postgresHandleOf(db);
+  if (!handle) return true;
+  const state = listeners.get(db);
+  if (state) return state !== 'starting';
+  listeners.set(db, 'starting');
+  handle.listen(REVOCATION_CHANNEL, onRevoked).then(
+    () => listeners.set(db, 'ready'),
+    (error: unknown) => {
+      listeners.set(db, 'failed');
+      console.warn(`[access] cannot listen for revocations made by other processes (${describeError(error)}); a key revoked elsewhere is refused here within 30 s`);
+    },
+  );
+  return false;
 }
 
 /** Whether another instance revoked this token recently. False when the store cannot answer (fail open, as rate limits). */

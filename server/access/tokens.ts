@@ -13,7 +13,7 @@ import {
 import { MAX_ACTIVE_TOKENS, TOKEN_NAME_MAX_LENGTH, type TokenKind, type TokenStatus, type TokenSummary } from '@/lib/tokens';
 import { afterResponse } from '@/server/after-response';
 import { AppError } from '@/server/errors';
-import { announceRevocation } from './revocations';
+import { announceRevocation, mayUseTokenCache } from './revocations';
 import { hashToken, TOKEN_FORMATS } from './token-format';
 
 /**
@@ -95,7 +95,7 @@ export async function revokeToken(db: Database, kind: TokenKind, userId: string,
   if (!row) throw new AppError('not_found', `No such ${POLICIES[kind].noun}.`);
   // At once in this process; within a second on every other instance (./revocations.ts).
   forgetVerifiedToken(id);
-  if (POLICIES[kind].cacheTtlMs > 0) await announceRevocation(id);
+  if (POLICIES[kind].cacheTtlMs > 0) await announceRevocation(db, id);
   return summaryOf(row, now);
 }
 
@@ -126,6 +126,16 @@ type State = { byHash: Map<string, CachedToken>; lastUsedWrite: Map<string, numb
 const g = globalThis as typeof globalThis & { [STATE]?: State };
 const state: State = (g[STATE] ??= { byHash: new Map(), lastUsedWrite: new Map() });
 
+export interface VerifyOptions {
+  /**
+   * Asked before the database is: resolving false refuses the token without a lookup
+   * (authenticate.ts passes "this client address is not out of failed attempts", so that a
+   * blocked address costs no database work). Not asked for a token answered from the cache
+   * or refused by its format.
+   */
+  mayLookUp?: () => Promise<boolean>;
+}
+
 /**
  * The one verification path of every token: format and checksum (no database for a
  * mistyped or wrong-kind token), hash, look up, then refuse expired or revoked tokens.
@@ -136,19 +146,23 @@ export async function verifyToken(
   kind: TokenKind,
   presented: string | null | undefined,
   now = new Date(),
+  options: VerifyOptions = {},
 ): Promise<TokenPrincipal | undefined> {
   if (!presented || !TOKEN_FORMATS[kind].isWellFormed(presented)) return undefined;
   const hash = hashToken(presented);
-  let entry = state.byHash.get(hash);
+  // Not while this process cannot hear of revocations made by others yet (./revocations.ts).
+  const useCache = POLICIES[kind].cacheTtlMs > 0 && mayUseTokenCache(db, clearApiKeyCache);
+  let entry = useCache ? state.byHash.get(hash) : undefined;
   const cached = entry !== undefined && entry.cachedUntil > now.getTime();
   if (!entry || !cached) {
+    if (options.mayLookUp && !(await options.mayLookUp())) return undefined;
     const row = await selectTokenByHash(db, kind, hash);
     if (!row) {
       state.byHash.delete(hash);
       return undefined;
     }
     entry = { tokenId: row.id, userId: row.userId, expiresAt: row.expiresAt, revokedAt: row.revokedAt, cachedUntil: now.getTime() + POLICIES[kind].cacheTtlMs };
-    if (POLICIES[kind].cacheTtlMs > 0) {
+    if (useCache) {
       if (state.byHash.size >= CACHE_MAX_ENTRIES) state.byHash.clear();
       state.byHash.set(hash, entry);
     }
@@ -179,6 +193,11 @@ function recordUse(db: Database, tokenId: string, now: Date): void {
 /** Drops a token from this process's cache (on revocation). */
 export function forgetVerifiedToken(tokenId: string): void {
   for (const [hash, entry] of state.byHash) if (entry.tokenId === tokenId) state.byHash.delete(hash);
+}
+
+/** A token was revoked by another process: every cached key is looked up again once. */
+function clearApiKeyCache(): void {
+  state.byHash.clear();
 }
 
 /** Empties the cache (tests). */

@@ -3,8 +3,9 @@ import { cellWriter, EXPORT_COLUMNS, type Cell, type ContractDetail, type Export
 
 /**
  * RFC 4180 lines (CRLF, quotes doubled). Text cells a spreadsheet would run as a formula
- * (starting with =, +, -, @, tab or CR) get a leading apostrophe (OWASP); numbers are
- * never touched, so a negative value stays a number.
+ * get a leading apostrophe (OWASP): those whose first character that is not whitespace is
+ * =, +, - or @, and those starting with a tab or CR. Numbers are never touched, so a
+ * negative value stays a number.
  */
 export function toCsvLines(records: Cell[][]): string {
   if (records.length === 0) return '';
@@ -18,8 +19,11 @@ export function toCsvLines(records: Cell[][]): string {
 }
 
 // papaparse's own pattern for `escapeFormulae: true` (/^[=+\-@\t\r].*$/) misses text that
-// contains a line break, because `.` does not match one: test the first character only.
-const FORMULA_START = /^[=+\-@\t\r]/;
+// contains a line break, because `.` does not match one, and text whose formula follows
+// leading blanks (" =1+1", "\n@SUM(A1)"), which a spreadsheet's import can trim before it
+// reads the cell: the first character that is not whitespace decides. `\s` is JavaScript's
+// whitespace: spaces, tabs, line breaks, no-break and the other Unicode spaces, U+FEFF.
+const FORMULA_START = /^(?:[\t\r]|\s*[=+\-@])/;
 
 export function csvHeaderLine(columns: readonly ExportColumn[] = EXPORT_COLUMNS): string {
   return toCsvLines([[...columns]]);

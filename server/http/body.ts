@@ -1,19 +1,34 @@
 import { AppError } from '@/server/errors';
 
+export interface BodyTimeout {
+  /** How long the whole body may take to arrive; past it the request is a 408. */
+  ms: number;
+  /** Wraps each wait for the client (RequestContext.waitForClient: the request deadline does not count it). */
+  wait?: <T>(wait: Promise<T>) => Promise<T>;
+}
+
 /**
  * A request body read as text, refusing more than `limit` bytes whatever Content-Length
  * claims: a declared size over the limit is refused before anything is read, and an
- * undeclared (chunked) body is cut off at the limit.
+ * undeclared (chunked) body is cut off at the limit. With `timeout`, a body that has not
+ * arrived in full within `timeout.ms` is a 408 (the client's slowness, not the server's).
  */
-export async function readBodyText(req: Request, limit: number, tooLarge: () => AppError = () => bodyTooLarge(limit)): Promise<string> {
+export async function readBodyText(
+  req: Request,
+  limit: number,
+  tooLarge: () => AppError = () => bodyTooLarge(limit),
+  timeout?: BodyTimeout,
+): Promise<string> {
   const declared = Number(req.headers.get('content-length') ?? 0);
   if (declared > limit) throw tooLarge();
   if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
+  const giveUpAt = timeout ? performance.now() + timeout.ms : Infinity;
+  const wait = timeout?.wait ?? (<T>(p: Promise<T>) => p);
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await wait(readBefore(reader, giveUpAt, timeout?.ms ?? 0));
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -23,6 +38,37 @@ export async function readBodyText(req: Request, limit: number, tooLarge: () => 
     chunks.push(value);
   }
   return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+/** One read of the body, or a 408 once `giveUpAt` has passed (the rest of the body is then cancelled). */
+async function readBefore(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  giveUpAt: number,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  if (giveUpAt === Infinity) return reader.read();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, giveUpAt - performance.now()), 'late');
+  });
+  const read = reader.read();
+  try {
+    const result = await Promise.race([read, late]);
+    if (result !== 'late') return result;
+  } finally {
+    clearTimeout(timer);
+  }
+  // The pending read settles when the stream is cancelled; nothing waits for it.
+  read.catch(() => {});
+  reader.cancel().catch(() => {});
+  throw bodyTimeout(ms);
+}
+
+export function bodyTimeout(ms: number): AppError {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return new AppError('request_timeout', `The request body did not arrive within ${seconds} seconds.`, [
+    { param: 'body', message: `Send the whole body within ${seconds} seconds.` },
+  ]);
 }
 
 export function bodyTooLarge(limit: number): AppError {

@@ -1,5 +1,6 @@
 import type { Database } from '@/db/client';
 import { clientAddressOf } from './client-address';
+import type { DeadlineClock } from './deadline';
 
 /**
  * What every request of the API carries through authentication, rate limiting and the
@@ -20,6 +21,11 @@ export interface RequestContext {
   clientAddress: string;
   /** Sets a response header; kept on error responses too. */
   setHeader(name: string, value: string): void;
+  /**
+   * Waits for the client (its request body) without counting the wait against the request
+   * deadline (./deadline.ts); the wait needs a bound of its own.
+   */
+  waitForClient?<T>(wait: Promise<T>): Promise<T>;
   /** Present on a conditional GET whose transport decides later whether the request counts (see DeferredRateLimit). */
   deferredRateLimit?: DeferredRateLimit;
 }
@@ -38,7 +44,13 @@ export interface DeferredRateLimit {
 }
 
 /** The context of one request whose response headers are collected in `responseHeaders`. */
-export function requestContext(req: Request, databases: { db: Database; readDb: Database }, requestId: string, responseHeaders: Headers): RequestContext {
+export function requestContext(
+  req: Request,
+  databases: { db: Database; readDb: Database },
+  requestId: string,
+  responseHeaders: Headers,
+  clock?: DeadlineClock,
+): RequestContext {
   return {
     ...databases,
     requestId,
@@ -46,5 +58,6 @@ export function requestContext(req: Request, databases: { db: Database; readDb: 
     headers: req.headers,
     clientAddress: clientAddressOf(req.headers),
     setHeader: (name, value) => responseHeaders.set(name, value),
+    waitForClient: (wait) => (clock ? clock.waitForClient(wait) : wait),
   };
 }

@@ -2,6 +2,15 @@ import { config } from '@/server/config';
 import { AppError, UNAVAILABLE_MESSAGE } from '@/server/errors';
 import { errorResponse } from './responses';
 
+/** Handed to the work under a deadline. */
+export interface DeadlineClock {
+  /**
+   * Waits for the client (its request body): the wait does not count against the deadline,
+   * which bounds the server's own work. The wait needs a bound of its own (a 408).
+   */
+  waitForClient<T>(wait: Promise<T>): Promise<T>;
+}
+
 /**
  * An upper bound on how long a request of the API waits for its Response. A database that
  * stops answering on a connection already open (a frozen host, a partition) trips none
@@ -11,25 +20,51 @@ import { errorResponse } from './responses';
  * Retry-After; the stuck connection frees itself when the database or TCP gives up.
  *
  * The bound covers the time until the handler returns its Response: for the export and
- * the calendar feed, the first page. The rest of a streamed body is paced by the client.
+ * the calendar feed, the first page. The rest of a streamed body is paced by the client,
+ * and so is a request body: time spent in `waitForClient` is not counted (a slow upload
+ * is the client's 408, not the server's 503 and its error log).
  */
 export async function withinDeadline(
-  work: () => Promise<Response>,
+  work: (clock: DeadlineClock) => Promise<Response>,
   requestId: string,
   ms: number = config().requestDeadlineMs,
   /** The answer past the deadline: the API's 503 envelope unless the transport has its own (an HTML page). */
   answerExpired: (error: AppError) => Response = (error) => errorResponse(error, requestId),
 ): Promise<Response> {
-  // Started as a promise whatever happens, so that a synchronous throw is a rejection too.
-  const response = Promise.resolve().then(work);
   let timer: NodeJS.Timeout | undefined;
+  let expire: (value: undefined) => void = () => {};
+  let remaining = ms;
+  let armedAt = 0;
+  let clientWaits = 0;
+  let settled = false;
+  const arm = () => {
+    armedAt = performance.now();
+    timer = setTimeout(expire, Math.max(0, remaining), undefined);
+  };
   const expired = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms, undefined);
+    expire = resolve;
+    arm();
   });
+  const clock: DeadlineClock = {
+    async waitForClient(wait) {
+      if (clientWaits++ === 0 && !settled) {
+        clearTimeout(timer);
+        remaining -= performance.now() - armedAt;
+      }
+      try {
+        return await wait;
+      } finally {
+        if (--clientWaits === 0 && !settled) arm();
+      }
+    },
+  };
+  // Started as a promise whatever happens, so that a synchronous throw is a rejection too.
+  const response = Promise.resolve().then(() => work(clock));
   try {
     const answer = await Promise.race([response, expired]);
     if (answer) return answer;
   } finally {
+    settled = true;
     clearTimeout(timer);
   }
   dropLateResult(response);

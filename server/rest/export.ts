@@ -2,6 +2,7 @@ import { apiKeyCredential, authenticate } from '@/server/access/authenticate';
 import { csvExportResponse } from '@/server/contracts/csv-export';
 import { toContractFilters, toSort } from '@/server/contracts/query';
 import { EXPORT_BODY_FIELDS, exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
+import { config } from '@/server/config';
 import { AppError, invalidRequest } from '@/server/errors';
 import { parseJsonBody, readBodyText } from '@/server/http/body';
 import type { RequestContext } from '@/server/http/context';
@@ -15,10 +16,20 @@ const MAX_BODY_BYTES = 16 * 1024;
  * API's detail flattened, streamed a keyset page at a time, pulled by the client.
  */
 export async function serveExport(req: Request, ctx: RequestContext, responseHeaders: Headers): Promise<Response> {
-  const caller = await authenticate(ctx, apiKeyCredential(ctx.headers, 'export'));
-  // `?status=completed` on the export would otherwise export everything.
-  rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
-  const body = await readExportBody(req);
+  // The key first (a bad key is a 401 whatever the body), but the export quota is spent
+  // only on a well-formed request: a malformed or slow body costs none of it.
+  const caller = await authenticate(ctx, apiKeyCredential(ctx.headers, 'export'), { chargeLater: true });
+  let body: ExportContractsBody;
+  try {
+    // `?status=completed` on the export would otherwise export everything.
+    rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
+    body = await readExportBody(req, ctx);
+  } catch (error) {
+    // Still an authenticated answer: it carries the quota's headers, unchanged.
+    await caller.show();
+    throw error;
+  }
+  await caller.charge();
   // Its first page is read before answering, so that a 403 or a database failure is still a JSON error.
   return csvExportResponse(
     ctx.readDb,
@@ -29,12 +40,17 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
   );
 }
 
-/** The optional JSON body: none, empty or {} mean no filters; anything malformed is a 400. */
-async function readExportBody(req: Request): Promise<ExportContractsBody> {
+/**
+ * The optional JSON body: none, empty or {} mean no filters; anything malformed is a 400;
+ * a body still arriving after the request deadline's length is a 408 (its wait does not
+ * count against the deadline itself, which bounds the server's work).
+ */
+async function readExportBody(req: Request, ctx: Pick<RequestContext, 'waitForClient'>): Promise<ExportContractsBody> {
   const tooLarge = () =>
     new AppError('invalid_request', `The request body is larger than ${MAX_BODY_BYTES} bytes.`, [{ param: 'body', message: `At most ${MAX_BODY_BYTES} bytes.` }]);
   // Read as JSON whatever its Content-Type, so that `curl -d '{"status":"completed"}'` works.
-  const json = parseJsonBody(await readBodyText(req, MAX_BODY_BYTES, tooLarge), '{"status": "completed"}');
+  const text = await readBodyText(req, MAX_BODY_BYTES, tooLarge, { ms: config().requestDeadlineMs, wait: ctx.waitForClient });
+  const json = parseJsonBody(text, '{"status": "completed"}');
   if (json === undefined) return {};
   const parsed = exportContractsBody.safeParse(json);
   if (!parsed.success) throw invalidRequest(parsed.error.issues, EXPORT_BODY_FIELDS);

@@ -42,7 +42,7 @@ List, get-one, the calendar feed and this document carry a weak \`ETag\` (as Git
 \`limit\` (1 to 100, default 50) with \`cursor\` (pass \`pagination.next_cursor\`, also in \`Link: <…>; rel="next"\`) or \`offset\`; \`pagination.total\` counts every match. Pages are stable for a given \`sort\` (ties are broken by id).
 
 ## CSV
-The export is RFC 4180: UTF-8, CRLF line ends (also after the last row), a header row, fields quoted only when they hold a comma, a quote or a line break (quotes doubled). \`bom: true\` starts the file with a UTF-8 byte order mark: Excel needs it to read accents, and Python's \`encoding="utf-8-sig"\` or most CSV libraries drop it. Dates are \`YYYY-MM-DD\`; timestamps are ISO 8601 in UTC (\`2026-09-29T10:00:00.000Z\`), or with \`date_format: "excel"\` \`2026-09-29 10:00:00\` (UTC), which Excel reads as a date and time in every locale (it leaves the ISO form as text). Booleans are \`true\`/\`false\`, numbers have a dot and no grouping, null is an empty cell. A text cell that starts with \`=\`, \`+\`, \`-\`, \`@\`, tab or carriage return gets a leading apostrophe (OWASP CSV injection): scripts see that apostrophe too.
+The export is RFC 4180: UTF-8, CRLF line ends (also after the last row), a header row, fields quoted only when they hold a comma, a quote or a line break (quotes doubled). \`bom: true\` starts the file with a UTF-8 byte order mark: Excel needs it to read accents, and Python's \`encoding="utf-8-sig"\` or most CSV libraries drop it. Dates are \`YYYY-MM-DD\`; timestamps are ISO 8601 in UTC (\`2026-09-29T10:00:00.000Z\`), or with \`date_format: "excel"\` \`2026-09-29 10:00:00\` (UTC), which Excel reads as a date and time in every locale (it leaves the ISO form as text). Booleans are \`true\`/\`false\`, numbers have a dot and no grouping, null is an empty cell. A text cell whose first non-whitespace character is \`=\`, \`+\`, \`-\` or \`@\` (leading spaces, tabs and line breaks do not hide a formula), or that starts with a tab or carriage return, gets a leading apostrophe (OWASP CSV injection): scripts see that apostrophe too.
 
 ## Typed client
 A TypeScript client generated from this document (openapi-typescript types over openapi-fetch) lives in the repository under \`clients/typescript\`; its code samples are shown with each operation.`;
@@ -53,6 +53,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The caller is not a member of the organisation named in `organization_id`.',
   404: 'The contract does not exist or the caller cannot access it.',
   405: 'The path does not serve the request\'s method (this operation\'s path answers other methods so); `Allow` lists the methods it serves.',
+  408: 'The request body did not arrive in full within the request deadline (8 seconds unless configured otherwise). Nothing was counted against the export quota; send the body again, whole.',
   429: 'Rate limit exceeded; retry after `Retry-After` seconds.',
   500: 'Failure inside the service; quote `request_id` to support.',
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
@@ -74,7 +75,7 @@ const OK_DESCRIPTIONS: Record<string, string> = {
 const ERRORS_OF: Record<string, number[]> = {
   [`get /contracts`]: [400, 401, 403, 405, 429, 500, 503],
   [`get /contracts/{id}`]: [400, 401, 404, 405, 429, 500, 503],
-  [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 429, 500, 503],
+  [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 408, 429, 500, 503],
 };
 
 // `required` as OpenAPI means it: true where every such answer carries the header.
@@ -117,6 +118,7 @@ function headersFor(status: number): Json {
     case 400:
     case 403:
     case 404:
+    case 408:
     case 500:
       return named('X-Request-Id', ...RATE_HEADERS);
     case 401:

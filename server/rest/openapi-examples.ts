@@ -142,6 +142,12 @@ export const ERROR_EXAMPLES: Record<number, Json> = {
       value: error('method_not_allowed', 'DELETE is not allowed here; use GET.'),
     },
   },
+  408: {
+    bodyTimeout: {
+      summary: 'The export body stopped arriving',
+      value: error('request_timeout', 'The request body did not arrive within 8 seconds.', [{ param: 'body', message: 'Send the whole body within 8 seconds.' }]),
+    },
+  },
   429: {
     rateLimited: {
       summary: 'Over the per-key limit',

@@ -101,8 +101,8 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   const head = req.method === 'HEAD';
   // HEAD is the GET answer without its body (trpc-to-openapi would answer any HEAD with an empty 204).
   const served = head ? new Request(req.url, { method: 'GET', headers: req.headers, signal: req.signal }) : req;
-  const context = async () => requestContext(served, { db: await getDb(), readDb: await getReadDb() }, requestId, headers);
-  const response = await withinDeadline(async () => {
+  const response = await withinDeadline(async (clock) => {
+    const context = async () => requestContext(served, { db: await getDb(), readDb: await getReadDb() }, requestId, headers, clock);
     try {
       return await route.serve(served, headers, context);
     } catch (error) {

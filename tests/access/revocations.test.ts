@@ -39,7 +39,7 @@ afterAll(async () => {
 /** Revokes a key as another instance would: the row and the announcement, not this process's cache. */
 async function revokeElsewhere(userId: string, keyId: string) {
   await revokeTokenRow(handle.db, 'api_key', userId, keyId, new Date());
-  await announceRevocation(keyId);
+  await announceRevocation(handle.db, keyId);
 }
 
 const list = (key: string) => send(apiRequest('GET', '/contracts?limit=1', { key }));

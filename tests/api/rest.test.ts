@@ -382,6 +382,28 @@ describe('POST /api/v1/contracts/export', () => {
     expect(col('summary')).toBe("'-2\n+3");
   });
 
+  it('neutralises formulas behind leading spaces, tabs and line breaks', async () => {
+    const [owner] = await handle.db.insert(users).values({ email: 'formula-blanks@example.com' }).returning();
+    await handle.db.insert(contracts).values({
+      ownerId: owner!.id,
+      title: '  =HYPERLINK("http://evil.example","Click")',
+      fileName: '\n\n@SUM(A1).pdf',
+      fileSize: 1,
+      status: 'completed',
+      summary: ' \t+cmd|calc',
+      provider: '\r\n-2+3',
+      client: 'Client - with a dash',
+    });
+    const { key } = await newApiKey(handle.db, owner!.id, { name: 'formula blanks' });
+    const [, row] = parse((await call('POST', '/contracts/export', { key })).text.trimEnd());
+    const col = (name: (typeof EXPORT_COLUMNS)[number]) => row![EXPORT_COLUMNS.indexOf(name)];
+    expect(col('title')).toBe(`'  =HYPERLINK("http://evil.example","Click")`);
+    expect(col('file_name')).toBe("'\n\n@SUM(A1).pdf");
+    expect(col('summary')).toBe("' \t+cmd|calc");
+    expect(col('provider')).toBe("'\r\n-2+3");
+    expect(col('client')).toBe('Client - with a dash');
+  });
+
   it('exports only the header row when nothing matches', async () => {
     const res = await call('POST', '/contracts/export', { key: keys.carol, body: '{"status":"failed"}' });
     expect(res.text).toBe(`${EXPORT_COLUMNS.join(',')}\r\n`);

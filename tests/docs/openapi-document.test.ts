@@ -62,7 +62,7 @@ describe('the OpenAPI document', () => {
     const error = (schemas.Error!.properties as Record<string, Json>).error!.properties as Record<string, Json>;
     expect(error.code).toEqual({ $ref: '#/components/schemas/ErrorCode' });
     expect(schemas.ErrorCode!.enum).toEqual([
-      'invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'rate_limited', 'internal_error', 'service_unavailable',
+      'invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'request_timeout', 'rate_limited', 'internal_error', 'service_unavailable',
     ]);
     const autoRenewal = ((paths['/contracts']!.get!.parameters as Json[]).find((p) => p.name === 'auto_renewal')!.schema as Json);
     expect(autoRenewal).toMatchObject({ type: 'string', enum: ['true', 'false'] });

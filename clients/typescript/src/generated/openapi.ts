@@ -331,10 +331,10 @@ export interface components {
             bom?: boolean;
         };
         /**
-         * @description Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, rate_limited 429, internal_error 500, service_unavailable 503.
+         * @description Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description A page of contracts and where it sits in the whole list. */
         ContractList: {
             /** @constant */
@@ -1308,6 +1308,21 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body did not arrive in full within the request deadline (8 seconds unless configured otherwise). Nothing was counted against the export quota; send the body again, whole. */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
