@@ -151,5 +151,7 @@ export async function seedScale(db: Database, contracts: number): Promise<ScaleP
   // Fresh statistics and a visibility map, so plans and index-only counts are realistic.
   await db.execute(sql`VACUUM ANALYZE contracts`);
   await db.execute(sql`VACUUM ANALYZE memberships`);
+  await db.execute(sql`VACUUM ANALYZE contract_counts`);
+  await db.execute(sql`VACUUM ANALYZE contract_date_counts`);
   return plan;
 }
