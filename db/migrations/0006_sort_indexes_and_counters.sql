@@ -24,16 +24,16 @@ CREATE TABLE "contract_date_counts" (
 	CONSTRAINT "contract_date_counts_kind" CHECK ("contract_date_counts"."kind" IN ('e', 'r'))
 );
 --> statement-breakpoint
-CREATE INDEX "contracts_personal_expiration_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN expiration_date END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
-CREATE INDEX "contracts_organization_expiration_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN expiration_date END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
-CREATE INDEX "contracts_personal_renewal_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN renewal_date END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
-CREATE INDEX "contracts_organization_renewal_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN renewal_date END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
-CREATE INDEX "contracts_personal_value_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN contract_value END),"id") WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
-CREATE INDEX "contracts_organization_value_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN contract_value END),"id");--> statement-breakpoint
-CREATE INDEX "contracts_personal_value_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN contract_value END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
-CREATE INDEX "contracts_organization_value_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN contract_value END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
-CREATE INDEX "contracts_personal_title_idx" ON "contracts" USING btree ("owner_id",lower(title),"id") WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
-CREATE INDEX "contracts_organization_title_idx" ON "contracts" USING btree ("organization_id",lower(title),"id");--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_personal_expiration_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN expiration_date END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_organization_expiration_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN expiration_date END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_personal_renewal_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN renewal_date END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_organization_renewal_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN renewal_date END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_personal_value_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN contract_value END),"id") WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_organization_value_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN contract_value END),"id");--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_personal_value_desc_idx" ON "contracts" USING btree ("owner_id",(CASE WHEN status = 'completed' THEN contract_value END) DESC NULLS LAST,"id" DESC NULLS FIRST) WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_organization_value_desc_idx" ON "contracts" USING btree ("organization_id",(CASE WHEN status = 'completed' THEN contract_value END) DESC NULLS LAST,"id" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_personal_title_idx" ON "contracts" USING btree ("owner_id",lower(title),"id") WHERE "contracts"."organization_id" IS NULL;--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "contracts_organization_title_idx" ON "contracts" USING btree ("organization_id",lower(title),"id");--> statement-breakpoint
 -- The counters of contract_counts and contract_date_counts (db/schema.ts), kept by
 -- statement-level triggers with transition tables in the writer's own transaction: one
 -- grouped upsert per statement however many rows it wrote, exact and transactional (a
