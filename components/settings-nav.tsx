@@ -7,6 +7,7 @@ const ENTRIES = [
   { href: '/settings/api-keys', label: 'API Keys' },
   { href: '/settings/calendar', label: 'Calendar feeds' },
   { href: '/settings/webhooks', label: 'Webhooks' },
+  { href: '/settings/sessions', label: 'Sessions' },
 ];
 
 export function SettingsNav() {

@@ -32,6 +32,9 @@ export const users = pgTable('users', {
   name: varchar('name', { length: 120 }),
   // bcrypt hash; null for accounts that only sign in through OAuth.
   passwordHash: text('password_hash'),
+  // Carried in every session cookie and compared on each use (server/auth/session-version.ts):
+  // sign-out and "sign out everywhere" raise it, so every earlier cookie stops working.
+  sessionVersion: integer('session_version').notNull().default(0),
   ...timestamps,
 });
 
@@ -199,7 +202,7 @@ export const contracts = pgTable(
  * Exact totals without counting rows: how many contracts each access path (a user's
  * personal contracts, or one organisation's) holds per status and auto_renewal value
  * (0 false, 1 true, 2 null). Statement-level triggers on contracts keep it in the writer's
- * own transaction (migration 0006), so a count is as transactional as the rows. A total
+ * own transaction (migration 0007), so a count is as transactional as the rows. A total
  * with no filter, a status, an organisation or auto_renewal sums a dozen rows per path.
  */
 export const contractCounts = pgTable(

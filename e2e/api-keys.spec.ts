@@ -115,6 +115,7 @@ test('sign in, create, see once, copy, use and revoke an API key', async ({ page
     const dialog = page.getByRole('dialog', { name: 'Your new API key' });
     await expect(dialog).toBeVisible();
     await expect(dialog).toContainText('will not be shown again');
+    await expect(dialog).toContainText('Use it in the X-API-Key header or as Authorization: Bearer.');
     key = ((await dialog.getByTestId('new-api-key').textContent()) ?? '').trim();
     expect(key).toMatch(KEY_PATTERN);
     await dialog.getByRole('button', { name: 'Copy' }).click();
@@ -149,6 +150,9 @@ test('sign in, create, see once, copy, use and revoke an API key', async ({ page
     expect(res.status, res.text).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data.contracts.length).toBeGreaterThan(0);
+    // The other way the dialog names: the same key as a Bearer token.
+    const bearer = await request.get(`${API}/contracts`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(bearer.status()).toBe(200);
     // last_used_at is written after the response, without delaying it.
     await expect
       .poll(

@@ -83,6 +83,8 @@ const envSchema = z.object({
   AUTH_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
     message: 'must be at least 32 characters (generate one with: openssl rand -base64 32)',
   }),
+  // The app's public URL: every absolute URL it writes uses this origin (server/http/public-origin.ts); next-auth reads it too.
+  AUTH_URL: url(['https:', 'http:']),
   AUTH_GITHUB_ID: optionalString,
   AUTH_GITHUB_SECRET: optionalString,
   UPSTASH_REDIS_REST_URL: url(['https:', 'http:']),
@@ -222,6 +224,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     clientAddress: clientAddressSource(c),
+    // The origin of AUTH_URL; unset: the request's (server/http/public-origin.ts).
+    publicUrl: c.AUTH_URL ? new URL(c.AUTH_URL).origin : undefined,
     requestDeadlineMs: c.REQUEST_DEADLINE_MS,
     webhooks: {
       // Serverless functions do not live between requests: the cron route delivers there.

@@ -52,7 +52,7 @@ export function ApiKeysManager({ initialKeys }: { initialKeys: TokenRow[] }) {
           onClose={onClose}
         >
           <p className="small muted">
-            Use it in the <code>X-API-Key</code> header. Never commit it to version control.
+            Use it in the <code>X-API-Key</code> header or as <code>Authorization: Bearer</code>. Never commit it to version control.
           </p>
         </SecretOnceDialog>
       )}

@@ -27,10 +27,17 @@ export interface Cell {
   title: string;
   kind: 'requests' | 'export';
   connections: number;
-  rounds: { floor: Measurement; app: Measurement }[];
+  /**
+   * floor: the bare node:http floor; next: the Next.js floor (JSON requests only; absent in
+   * results of older runs); base: the app copy given with --base-app-dir, if any.
+   */
+  rounds: { floor: Measurement; app: Measurement; next?: Measurement; base?: Measurement }[];
 }
 
-export type ProfiledRun = ProfileSummary & { scenario: string; unit: { label: string; count: number } };
+type Who = 'floor' | 'next' | 'base' | 'app';
+
+/** `server`: which server was profiled ("the app" in results of older runs). */
+export type ProfiledRun = ProfileSummary & { server?: string; scenario: string; unit: { label: string; count: number } };
 
 export interface Target {
   target: string;
@@ -60,13 +67,16 @@ export const median = (values: number[]) => {
 };
 
 type Metric = Exclude<keyof Measurement, 'failures'>;
-const med = (cell: Cell, who: 'floor' | 'app', metric: Metric) => median(cell.rounds.map((r) => r[who][metric] ?? NaN));
-/** The app/floor throughput ratio of each round (rows/s for exports). */
-function ratioOf(cell: Cell): number[] {
-  return cell.rounds.map((r) =>
-    cell.kind === 'export' ? (r.app.rowsPerSecond ?? 0) / (r.floor.rowsPerSecond ?? 1) : r.app.rps / r.floor.rps,
-  );
+const med = (cell: Cell, who: Who, metric: Metric) => median(cell.rounds.map((r) => r[who]?.[metric] ?? NaN));
+/** The app's throughput over `of`'s in each round (rows/s for exports); NaN where `of` was not measured. */
+function ratioOf(cell: Cell, of: Exclude<Who, 'app'> = 'floor'): number[] {
+  return cell.rounds.map((r) => {
+    const other = r[of];
+    if (!other) return NaN;
+    return cell.kind === 'export' ? (r.app.rowsPerSecond ?? 0) / (other.rowsPerSecond ?? 1) : r.app.rps / other.rps;
+  });
 }
+const hasBase = (report: BenchReport) => report.cells.some((c) => c.rounds.some((r) => r.base));
 
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
@@ -82,18 +92,28 @@ function table(header: string[], rows: string[][], markdown: boolean): string {
 }
 
 function requestRows(report: BenchReport): { header: string[]; rows: string[][] } {
+  const base = hasBase(report);
   const header = [
     'scenario',
     'conns',
     'floor req/s',
+    'Next floor req/s',
+    ...(base ? ['base req/s'] : []),
     'app req/s',
     'app/floor (rounds)',
     'app/floor',
+    'app/Next (rounds)',
+    'app/Next',
+    ...(base ? ['app/base'] : []),
     'app p50 ms',
     'app p99 ms',
+    'Next p50',
+    'Next p99',
     'floor p50',
     'floor p99',
     'app CPU ms/req',
+    ...(base ? ['base CPU ms/req'] : []),
+    'Next CPU ms/req',
     'floor CPU ms/req',
     'PG CPU ms/req app',
     'PG floor',
@@ -104,14 +124,23 @@ function requestRows(report: BenchReport): { header: string[]; rows: string[][] 
       c.scenario,
       String(c.connections),
       f0(med(c, 'floor', 'rps')),
+      f0(med(c, 'next', 'rps')),
+      ...(base ? [f0(med(c, 'base', 'rps'))] : []),
       f0(med(c, 'app', 'rps')),
       ratioOf(c).map(f2).join(' '),
       f2(median(ratioOf(c))),
+      ratioOf(c, 'next').map(f2).join(' '),
+      f2(median(ratioOf(c, 'next'))),
+      ...(base ? [f2(median(ratioOf(c, 'base')))] : []),
       f1(med(c, 'app', 'p50')),
       f1(med(c, 'app', 'p99')),
+      f1(med(c, 'next', 'p50')),
+      f1(med(c, 'next', 'p99')),
       f1(med(c, 'floor', 'p50')),
       f1(med(c, 'floor', 'p99')),
       f2(med(c, 'app', 'cpuMsPerRequest')),
+      ...(base ? [f2(med(c, 'base', 'cpuMsPerRequest'))] : []),
+      f2(med(c, 'next', 'cpuMsPerRequest')),
       f2(med(c, 'floor', 'cpuMsPerRequest')),
       f2(med(c, 'app', 'pgCpuMsPerRequest')),
       f2(med(c, 'floor', 'pgCpuMsPerRequest')),
@@ -200,8 +229,20 @@ export function evaluateTargets(report: BenchReport): Target[] {
   };
   const typical16 = cellOf(report, 'list-typical-50', 16);
   const typical1 = cellOf(report, 'list-typical-50', 1);
+  // Issue 14: list and get-one against both floors, at both connection counts.
+  for (const [scenario, name] of [
+    ['list-typical-50', 'list typical'],
+    ['get-one', 'get-one'],
+  ] as const) {
+    for (const connections of [16, 1]) {
+      const cell = cellOf(report, scenario, connections);
+      if (!cell) continue;
+      add(`${name} x${connections}: app >= 0.8x Next floor throughput`, median(ratioOf(cell, 'next')), 0.8, 'high', (n) => `${f2(n)}x`);
+      add(`${name} x${connections}: app >= 0.5x bare floor throughput`, median(ratioOf(cell)), 0.5, 'high', (n) => `${f2(n)}x`);
+      if (connections === 1) add(`${name} x1: p99 <= 10 ms`, med(cell, 'app', 'p99'), 10, 'low', (n) => `${f1(n)} ms`);
+    }
+  }
   if (typical16) {
-    add('list typical x16: app >= 0.45x floor throughput', median(ratioOf(typical16)), 0.45, 'high', (n) => `${f2(n)}x`);
     add('list typical x16: app Node CPU <= 2.0 ms/request', med(typical16, 'app', 'cpuMsPerRequest'), 2.0, 'low', (n) => `${f2(n)} ms`);
   }
   if (typical1) {
@@ -221,10 +262,6 @@ export function evaluateTargets(report: BenchReport): Target[] {
   }
   if (offset1 && heavy1) {
     add('offset 5000 <= 2x offset 0 (x1 p50)', med(offset1, 'app', 'p50') / med(heavy1, 'app', 'p50'), 2, 'low', (n) => `${f2(n)}x`);
-  }
-  for (const connections of [16, 1]) {
-    const get = cellOf(report, 'get-one', connections);
-    if (get) add(`get-one x${connections}: app >= 0.5x floor throughput`, median(ratioOf(get)), 0.5, 'high', (n) => `${f2(n)}x`);
   }
   const large = report.cells.filter((c) => c.kind === 'export').sort((a, b) => (b.rounds[0]!.app.rows ?? 0) - (a.rounds[0]!.app.rows ?? 0))[0];
   if (large) {
@@ -267,7 +304,7 @@ export function renderDocs(existing: string, report: BenchReport, resultsFile: s
     `- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM, ${String(m.kernel)}; load average ${String(m.loadAverage)} at the start, ${String(m.loadAverageAtEnd)} at the end (the machine is shared with other work).`,
     `- ${m.postgres.split(' on ')[0]}, Node ${m.node}, Redis on the same machine; the load generator (autocannon) runs on the same 2 cores, in its own process.`,
     `- Dataset: ${report.dataset.contracts.toLocaleString('en-US')} contracts; exports by two benchmark callers who see ${Object.values(report.dataset.exportRows).map((n) => n.toLocaleString('en-US')).join(' and ')} contracts.`,
-    `- Each measurement: ${String(report.config.duration)} s after a ${String(report.config.warmup)} s warm-up; ${String(report.config.rounds)} rounds of floor then app; figures are medians of the rounds, ratios are app/floor per round and their median.`,
+    `- Each measurement: ${String(report.config.duration)} s after a ${String(report.config.warmup)} s warm-up; ${String(report.config.rounds)} rounds of the bare floor, the Next.js floor (JSON requests only)${hasBase(report) ? ', the base app' : ''} then the app; figures are medians of the rounds, ratios are the app's throughput over a floor's per round and their median.`,
     '',
     '#### Requests',
     '',
@@ -288,7 +325,7 @@ export function renderDocs(existing: string, report: BenchReport, resultsFile: s
   ];
   for (const p of report.profiles ?? []) {
     lines.push(
-      `#### Where the app's CPU goes: ${p.scenario} (\`node --cpu-prof\`, ${p.busyMs} ms of busy samples, ${((p.busyMs / Math.max(1e-9, p.unit.count)) * 1000).toFixed(0)} µs per ${p.unit.label}; the profiler itself slows the app down)`,
+      `#### Where ${p.server ?? 'the app'}'s CPU goes: ${p.scenario} (\`node --cpu-prof\`, ${p.busyMs} ms of busy samples, ${((p.busyMs / Math.max(1e-9, p.unit.count)) * 1000).toFixed(0)} µs per ${p.unit.label}; the profiler itself slows the app down)`,
       '',
       'Self time by package or part of the bundle:',
       '',

@@ -11,6 +11,13 @@
  *                                                   this pooler (PgBouncer in transaction mode, in
  *                                                   front of --admin-url's server), DATABASE_PREPARE=false
  *            --no-prepare                           unnamed statements without a pooler (to tell the two apart)
+ *            --base-app-dir DIR                     a second copy of the app (main, say) measured in the same
+ *                                                   rounds as "base": before/after figures from one run
+ *            --profile                              profile a --smoke run too (other runs profile unless --no-profile)
+ *
+ * Three servers answer every request scenario: the bare floor (floor.ts), the Next.js floor
+ * (next-floor/: plain route handlers with the app's key check and rate-limit call) and the
+ * app; exports are measured against the bare floor only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -55,6 +62,8 @@ const { values: opts } = parseArgs({
     database: { type: 'string' },
     via: { type: 'string' },
     'no-prepare': { type: 'boolean', default: false },
+    'base-app-dir': { type: 'string' },
+    profile: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -70,7 +79,9 @@ const config = {
   database: opts.database ?? (smoke ? 'cda_bench_smoke' : 'cda_bench'),
   distDir: opts['dist-dir']!,
   appDir: path.resolve(opts['app-dir']!),
+  baseAppDir: opts['base-app-dir'] ? path.resolve(opts['base-app-dir']) : undefined,
 };
+const NEXT_FLOOR_DIR = path.join('scripts', 'bench', 'next-floor');
 const fullRun = !smoke && !opts.only && !opts['no-docs'] && config.contracts === 200_000;
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s`;
@@ -82,8 +93,10 @@ const stamp = new Date().toISOString().replaceAll(':', '-').slice(0, 19);
 
 // Servers ---------------------------------------------------------------------------------
 
+/** floor: the bare node:http floor; next: the Next.js floor; app; base: the app to compare with (--base-app-dir). */
+type ServerName = 'floor' | 'next' | 'app' | 'base';
 interface Server {
-  name: 'floor' | 'app';
+  name: ServerName;
   pid: number;
   port: number;
   child: ChildProcess;
@@ -119,7 +132,7 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs: number) {
 }
 
 async function startServer(
-  name: Server['name'],
+  name: ServerName,
   args: string[],
   env: Record<string, string>,
   port: number,
@@ -127,7 +140,7 @@ async function startServer(
 ): Promise<Server> {
   const logFile = path.join(RESULTS_DIR, `${name}-${stamp}.log`);
   const out = createWriteStream(logFile);
-  const cwd = name === 'app' ? config.appDir : process.cwd();
+  const cwd = name === 'app' ? config.appDir : name === 'base' ? config.baseAppDir! : process.cwd();
   const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
@@ -262,15 +275,17 @@ async function fetchBody(server: Server, scenario: Scenario, fixtures: Fixtures)
   return { status: res.status, text: await res.text() };
 }
 
-/** The floor must give the app's answers, or the comparison means nothing. */
+/** Every floor must give the app's answers, or the comparison means nothing. */
 async function checkSameAnswers(floor: Server, app: Server, scenario: Scenario, fixtures: Fixtures) {
   const [a, b] = [await fetchBody(floor, scenario, fixtures), await fetchBody(app, scenario, fixtures)];
-  if (a.status !== 200 || b.status !== 200) throw new Error(`${scenario.id}: floor answered ${a.status}, app ${b.status}: ${b.text.slice(0, 300)}`);
+  if (a.status !== 200 || b.status !== 200) {
+    throw new Error(`${scenario.id}: ${floor.name} answered ${a.status}, ${app.name} ${b.status}: ${(a.status !== 200 ? a : b).text.slice(0, 300)}`);
+  }
   const same =
     scenario.kind === 'export'
       ? createHash('sha256').update(a.text).digest('hex') === createHash('sha256').update(b.text).digest('hex')
       : JSON.stringify(canonical(JSON.parse(a.text))) === JSON.stringify(canonical(JSON.parse(b.text)));
-  if (!same) throw new Error(`${scenario.id}: the floor's answer differs from the app's`);
+  if (!same) throw new Error(`${scenario.id}: the answer of ${floor.name} differs from the ${app.name}'s`);
   return scenario.kind === 'export' ? { rows: a.text.split('\n').length - 2, bytes: a.text.length } : { bytes: a.text.length };
 }
 
@@ -349,24 +364,38 @@ async function main() {
     for (const [label, statement] of Object.entries(statements)) explains[s.id]![label] = await explain(db, statement);
   }
 
-  // 3. Build and start the app and the floor.
-  if (!opts['no-build']) {
-    log(`building the app into ${config.distDir} (next build)...`);
+  // 3. Build and start the app, the floors (and the base app, if any).
+  const build = async (what: string, cwd: string, args: string[] = []) => {
+    log(`building ${what} into ${config.distDir} (next build)...`);
     const buildStarted = Date.now();
+    // next build adds the build directory's types to tsconfig.json (and reformats it): put it back.
+    const tsconfig = path.join(cwd, ...args, 'tsconfig.json');
+    const tsconfigText = existsSync(tsconfig) ? readFileSync(tsconfig, 'utf8') : undefined;
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'build'], {
-        cwd: config.appDir,
+      const child = spawn(process.execPath, ['node_modules/next/dist/bin/next', 'build', ...args], {
+        cwd,
         env: { ...process.env, NEXT_DIST_DIR: config.distDir, NEXT_TELEMETRY_DISABLED: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`next build failed:\n${output.slice(-4000)}`))));
+      child.on('close', (code) => {
+        if (tsconfigText !== undefined) writeFileSync(tsconfig, tsconfigText);
+        if (code === 0) resolve();
+        else reject(new Error(`next build of ${what} failed:\n${output.slice(-4000)}`));
+      });
     });
-    log(`built in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
-  } else if (!existsSync(path.join(config.appDir, config.distDir, 'BUILD_ID'))) {
-    throw new Error(`--no-build: no build in ${config.distDir}`);
+    log(`built ${what} in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
+  };
+  const builds = [
+    { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.join(config.appDir, config.distDir) },
+    { what: 'the Next.js floor', cwd: process.cwd(), args: [NEXT_FLOOR_DIR], dist: path.join(NEXT_FLOOR_DIR, config.distDir) },
+    ...(config.baseAppDir ? [{ what: 'the base app', cwd: config.baseAppDir, args: [] as string[], dist: path.join(config.baseAppDir, config.distDir) }] : []),
+  ];
+  for (const b of builds) {
+    if (!opts['no-build']) await build(b.what, b.cwd, b.args);
+    else if (!existsSync(path.join(b.dist, 'BUILD_ID'))) throw new Error(`--no-build: no build of ${b.what} in ${b.dist}`);
   }
 
   const appEnv = (port: number): Record<string, string> => ({
@@ -383,79 +412,97 @@ async function main() {
     RATE_LIMIT_EXPORT_PER_WINDOW: '1000000',
     PORT: String(port),
   });
-  const startApp = async (extraNodeArgs: string[] = []) => {
+  // The app, the base app and the Next.js floor are started alike (next start, the same
+  // environment). Postgres CPU is summed over the backends of an application_name; the app
+  // and the base app share theirs, which is harmless: one's backends idle while the other is measured.
+  const startNext = async (name: 'app' | 'base' | 'next', extraNodeArgs: string[] = []) => {
     const port = await freePort();
     return startServer(
-      'app',
-      [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', '-H', '127.0.0.1', '-p', String(port)],
+      name,
+      [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', ...(name === 'next' ? [NEXT_FLOOR_DIR] : []), '-H', '127.0.0.1', '-p', String(port)],
       appEnv(port),
       port,
-      'contract-data-api',
+      name === 'next' ? 'cda-bench-next-floor' : 'contract-data-api',
     );
   };
+  const startApp = (extraNodeArgs: string[] = []) => startNext('app', extraNodeArgs);
   const floorPort = await freePort();
   const floor = await startServer('floor', ['--conditions=react-server', '--import', 'tsx', 'scripts/bench/floor.ts'], { DATABASE_URL: serveUrl, ...prepareEnv, FLOOR_PORT: String(floorPort) }, floorPort, 'cda-bench-floor');
+  let nextFloor = await startNext('next');
+  const base = config.baseAppDir ? await startNext('base') : undefined;
   let app = await startApp();
-  log(`floor pid ${floor.pid} on :${floor.port}, app pid ${app.pid} on :${app.port}`);
+  log(`floor pid ${floor.pid} on :${floor.port}, Next.js floor pid ${nextFloor.pid} on :${nextFloor.port}, app pid ${app.pid} on :${app.port}${base ? `, base app pid ${base.pid} on :${base.port}` : ''}`);
 
-  // 4. Same answers from both, then the measurements: for each scenario and connection
-  //    count, a warm-up of each, then rounds of floor then app (A B A B ...).
+  // 4. Same answers from all, then the measurements: for each scenario and connection
+  //    count, a warm-up of each, then rounds of floor, Next.js floor, (base,) app (A B C A B C ...).
+  //    The Next.js floor serves the JSON requests only; exports are held against the bare floor.
   const cells: Cell[] = [];
   for (const s of scenarioList) {
-    const check = await checkSameAnswers(floor, app, s, fixtures);
-    log(`${s.id}: floor and app give the same answer (${check.bytes} bytes${'rows' in check ? `, ${check.rows} rows` : ''})`);
+    const servers = [floor, ...(s.kind === 'requests' ? [nextFloor] : []), ...(base ? [base] : []), app];
+    for (const other of servers.filter((x) => x !== app)) {
+      const check = await checkSameAnswers(other, app, s, fixtures);
+      log(`${s.id}: ${other.name} and app give the same answer (${check.bytes} bytes${'rows' in check ? `, ${check.rows} rows` : ''})`);
+    }
     for (const connections of config.connections) {
       // Warm-up (not recorded); an export warms up with one export, at one connection only.
       if ((s.kind === 'requests' && config.warmup > 0) || (s.kind === 'export' && connections === 1)) {
         const warm = s.kind === 'export' ? 0 : config.warmup;
-        for (const server of [floor, app]) await runLoad(jobFor(server, s, fixtures, s.kind === 'export' ? 1 : connections, warm), (warm + 240) * 1000);
+        for (const server of servers) await runLoad(jobFor(server, s, fixtures, s.kind === 'export' ? 1 : connections, warm), (warm + 240) * 1000);
       }
       const rounds: Cell['rounds'] = [];
       for (let r = 0; r < config.rounds; r++) {
-        const f = await measure(db, floor, s, fixtures, connections, config.duration);
-        const a = await measure(db, app, s, fixtures, connections, config.duration);
-        rounds.push({ floor: f, app: a });
+        const round: Partial<Cell['rounds'][number]> = {};
+        for (const server of servers) round[server.name] = await measure(db, server, s, fixtures, connections, config.duration);
+        rounds.push(round as Cell['rounds'][number]);
       }
       const cell: Cell = { scenario: s.id, title: s.title, kind: s.kind, connections, rounds };
       cells.push(cell);
       const last = rounds.at(-1)!;
       log(
-        `${s.id} x${connections}: floor ${last.floor.rps.toFixed(1)}/s, app ${last.app.rps.toFixed(1)}/s` +
+        `${s.id} x${connections}: floor ${last.floor.rps.toFixed(1)}/s${last.next ? `, Next.js floor ${last.next.rps.toFixed(1)}/s` : ''}` +
+          `${last.base ? `, base ${last.base.rps.toFixed(1)}/s` : ''}, app ${last.app.rps.toFixed(1)}/s` +
           (s.kind === 'export' ? `, app ${Math.round(last.app.rowsPerSecond ?? 0)} rows/s` : `, app p50 ${last.app.p50} ms`),
       );
     }
   }
 
-  // 5. Where the app's CPU goes: the request path (typical list, 16 connections) and the
-  //    largest export (1 connection), each in a fresh app under node --cpu-prof; only the
+  // 5. Where the CPU goes: the request paths (typical list and get-one, 16 connections; the
+  //    list in the Next.js floor too, to tell the framework's share from the app's) and the
+  //    largest export (1 connection), each in a fresh server under node --cpu-prof; only the
   //    samples of the measured window are summarised (not start-up, not warm-up).
   const profiles: ProfiledRun[] = [];
-  if (!opts['no-profile'] && !smoke) {
+  if (!opts['no-profile'] && (!smoke || opts.profile)) {
     const largest = scenarioList.filter((s) => s.kind === 'export').at(-1);
+    const list = scenarioList.find((s) => s.id === 'list-typical-50');
     const targets = [
-      { scenario: scenarioList.find((s) => s.id === 'list-typical-50'), connections: 16 },
-      { scenario: largest, connections: 1 },
-    ].filter((t): t is { scenario: Scenario; connections: number } => t.scenario !== undefined);
+      { server: 'app' as const, scenario: list, connections: 16 },
+      { server: 'next' as const, scenario: list, connections: 16 },
+      { server: 'app' as const, scenario: scenarioList.find((s) => s.id === 'get-one'), connections: 16 },
+      { server: 'app' as const, scenario: largest, connections: 1 },
+    ].filter((t): t is { server: 'app' | 'next'; scenario: Scenario; connections: number } => t.scenario !== undefined);
     for (const [i, target] of targets.entries()) {
-      await stopServer(app);
+      const who = target.server === 'app' ? 'the app' : 'the Next.js floor';
       const dir = path.join(RESULTS_DIR, `profile-${stamp}-${i}`);
       rmSync(dir, { recursive: true, force: true });
-      log(`profiling the app on ${target.scenario.id} x${target.connections} (node --cpu-prof)...`);
-      app = await startApp(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      log(`profiling ${who} on ${target.scenario.id} x${target.connections} (node --cpu-prof)...`);
+      await stopServer(target.server === 'app' ? app : nextFloor);
+      const profiled = await startNext(target.server, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+      if (target.server === 'app') app = profiled;
+      else nextFloor = profiled;
       const warm = target.scenario.kind === 'export' ? 0 : config.warmup;
       if (warm > 0 || target.scenario.kind === 'export') {
-        await runLoad(jobFor(app, target.scenario, fixtures, target.connections, warm), (warm + 240) * 1000);
+        await runLoad(jobFor(profiled, target.scenario, fixtures, target.connections, warm), (warm + 240) * 1000);
       }
       const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-      const cpuBefore = treeCpuMs(app.pid);
+      const cpuBefore = treeCpuMs(profiled.pid);
       const startUs = nowUs();
       const load = await runLoad<RequestsResult | ExportResult>(
-        jobFor(app, target.scenario, fixtures, target.connections, config.duration),
+        jobFor(profiled, target.scenario, fixtures, target.connections, config.duration),
         (config.duration + 240) * 1000,
       );
       const endUs = nowUs();
-      const cpuMs = treeCpuMs(app.pid) - cpuBefore;
-      await stopServer(app);
+      const cpuMs = treeCpuMs(profiled.pid) - cpuBefore;
+      await stopServer(profiled);
       const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined;
       if (!file) {
         log('no profile was written');
@@ -467,6 +514,7 @@ async function main() {
           : `${Math.round(load.rps)} req/s, ${(cpuMs / Math.max(1, load.requests)).toFixed(2)} ms CPU per request while profiled`;
       profiles.push({
         ...summariseProfile(path.join(dir, file), { startUs, endUs }),
+        server: who,
         scenario: `${target.scenario.id} x${target.connections}, ${what}`,
         unit: load.kind === 'export' ? { label: '1,000 rows', count: load.rows / 1000 } : { label: 'request', count: load.requests },
       });
@@ -477,7 +525,7 @@ async function main() {
   await db.end();
   // The build is removed unless asked to keep it (--keep-build, for a later --no-build run):
   // ESLint's configuration ignores .next/ but not other build directories.
-  if (!opts['no-build'] && !opts['keep-build']) rmSync(path.join(config.appDir, config.distDir), { recursive: true, force: true });
+  if (!opts['no-build'] && !opts['keep-build']) for (const b of builds) rmSync(b.dist, { recursive: true, force: true });
 
   // 6. Report.
   const report: BenchReport = {

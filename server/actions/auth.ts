@@ -1,12 +1,15 @@
 'use server';
 
 import { AuthError } from 'next-auth';
+import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { getDb } from '@/server/database';
 import { signIn, signOut } from '@/server/auth/next-auth';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/server/auth/passwords';
-import { safeCallbackUrl } from '@/server/auth/callback-url';
+import { redirectPathOf, safeCallbackUrl } from '@/server/auth/callback-url';
 import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
+import { currentUser } from '@/server/auth/session';
+import { endAllSessions } from '@/server/auth/session-version';
 
 export interface FormState {
   error?: string;
@@ -20,14 +23,15 @@ export async function signInWithPassword(_prev: FormState, form: FormData): Prom
   const email = String(form.get('email') ?? '');
   const password = String(form.get('password') ?? '');
   const redirectTo = safeCallbackUrl(form.get('callbackUrl'));
+  let target: string;
   try {
-    await signIn('credentials', { email, password, redirectTo });
+    target = await signIn('credentials', { email, password, redirectTo, redirect: false });
   } catch (error) {
-    // A successful sign-in "throws" Next's redirect: let it through.
     if (error instanceof AuthError) return { error: GENERIC_SIGN_IN_ERROR, email };
     throw error;
   }
-  return {};
+  // A path, never an absolute URL built from the request's host headers (callback-url.ts).
+  redirect(redirectPathOf(target));
 }
 
 const signUpSchema = z.object({
@@ -57,16 +61,30 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
     if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
     throw error;
   }
-  await signIn('credentials', {
+  const target = await signIn('credentials', {
     email: parsed.data.email,
     password: parsed.data.password,
     redirectTo: safeCallbackUrl(form.get('callbackUrl')),
+    redirect: false,
   });
-  return {};
+  redirect(redirectPathOf(target));
 }
 
+/** Sign-out ends every session of the user (next-auth's signOut event raises the session version). */
 export async function signOutAction(): Promise<void> {
-  await signOut({ redirectTo: '/' });
+  await signOut({ redirectTo: '/', redirect: false });
+  redirect('/');
+}
+
+/**
+ * Settings' "Sign out everywhere": every session of the user, in every browser, stops
+ * working on its next request; this browser goes to sign-in.
+ */
+export async function signOutEverywhereAction(): Promise<void> {
+  const user = await currentUser();
+  if (user) await endAllSessions(await getDb(), user.id);
+  await signOut({ redirectTo: '/sign-in', redirect: false });
+  redirect('/sign-in');
 }
 
 export async function signInWithGitHub(form: FormData): Promise<void> {

@@ -9,6 +9,8 @@ import { authSecret, config } from '@/server/config';
 import { requestGitHubUserinfo } from './github-userinfo';
 import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
 import { authenticateWithPassword } from './users';
+import { safeRedirect } from './callback-url';
+import { endAllSessions, sessionIsCurrent, stampSessionVersion } from './session-version';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
 
@@ -21,6 +23,12 @@ function authConfig(): NextAuthConfig {
     // Credentials sign-in only works with JWT sessions.
     session: { strategy: 'jwt', maxAge: 7 * 24 * 3600 },
     pages: { signIn: '/sign-in' },
+    events: {
+      // Sign-out ends every session of the user, not only this cookie (docs/security.md).
+      async signOut(message) {
+        if ('token' in message) await endAllSessions(await getDb(), message.token?.sub);
+      },
+    },
     providers: [
       Credentials({
         credentials: { email: {}, password: {} },
@@ -56,19 +64,28 @@ function authConfig(): NextAuthConfig {
         });
         return result.refused ? `/sign-in?error=${result.refused}` : true;
       },
+      // Runs when a session is issued (user or account set) and on every later use of it.
+      // A later use is checked against the user's session version on the primary: a
+      // signed-out, "signed out everywhere" or deleted user's cookie gives no session
+      // (null makes next-auth clear the cookie). server/auth/session-version.ts.
       async jwt({ token, user, account }) {
+        const db = await getDb();
         if (account?.provider === GITHUB) {
           // signIn above has just linked the account: the session is the linked user.
-          const linked = await selectUserByOAuthAccount(await getDb(), GITHUB, account.providerAccountId);
+          const linked = await selectUserByOAuthAccount(db, GITHUB, account.providerAccountId);
           if (!linked) return null;
           token.sub = linked.id;
           token.email = linked.email;
           token.name = linked.name;
         } else if (user?.id) {
           token.sub = user.id;
+        } else {
+          return (await sessionIsCurrent(db, token)) ? token : null;
         }
-        return token;
+        return (await stampSessionVersion(db, token)) ? token : null;
       },
+      // Only paths of this site, never "//host" (server/auth/callback-url.ts).
+      redirect: safeRedirect,
       session({ session, token }) {
         if (token.sub) session.user.id = token.sub;
         return session;

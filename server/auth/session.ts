@@ -1,5 +1,6 @@
 import 'server-only';
 import { redirect } from 'next/navigation';
+import { cache } from 'react';
 import { auth } from './next-auth';
 
 export interface SessionUser {
@@ -8,12 +9,17 @@ export interface SessionUser {
   name: string | null;
 }
 
-export async function currentUser(): Promise<SessionUser | undefined> {
+/**
+ * The signed-in user of this request. Each use of a session costs a lookup of its
+ * version (server/auth/session-version.ts): a page asks once per render (React's cache),
+ * however many components ask.
+ */
+export const currentUser = cache(async (): Promise<SessionUser | undefined> => {
   const session = await auth();
   const user = session?.user;
   if (!user?.id || !user.email) return undefined;
   return { id: user.id, email: user.email, name: user.name ?? null };
-}
+});
 
 /** The signed-in user, or a redirect to sign-in that comes back to `returnTo`. */
 export async function requireUser(returnTo: string): Promise<SessionUser> {

@@ -217,7 +217,7 @@ function exportOperation(): ZodOpenApiOperationObject {
 /** GET /openapi.json: this document, public. */
 function documentOperation(): Json {
   const headers = named('X-Request-Id', 'ETag');
-  const publicCache = { required: true, description: '`public, max-age=300`: the document is the same for everyone.', schema: { type: 'string' } };
+  const publicCache = { required: true, description: '`public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named.', schema: { type: 'string' } };
   return {
     operationId: 'getOpenApiDocument',
     summary: 'The OpenAPI document',

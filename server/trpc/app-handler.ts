@@ -3,6 +3,7 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { currentUser } from '@/server/auth/session';
 import { getDb } from '@/server/database';
 import { toAppError } from '@/server/errors';
+import { readBoundedBody } from '@/server/http/body';
 import { requestContext } from '@/server/http/context';
 import { newRequestId } from '@/server/http/responses';
 import { isSameOriginRequest } from '@/server/http/same-origin';
@@ -16,18 +17,23 @@ export async function handleAppTrpcRequest(req: Request): Promise<Response> {
   if (req.method !== 'GET' && !isSameOriginRequest(req)) {
     return Response.json({ error: { message: 'Cross-site request refused.' } }, { status: 403 });
   }
+  // The pages send a few KiB: a body over 100 KiB is a 413 before it is read in full
+  // (tRPC would buffer all of it).
+  const body = await readBoundedBody(req);
+  if (body instanceof Response) return body;
+  const bounded = new Request(req.url, { method: req.method, headers: req.headers, body: body as BodyInit | undefined, signal: req.signal });
   const requestId = newRequestId();
   const responseHeaders = new Headers();
   const response = await fetchRequestHandler({
     endpoint: '/api/trpc',
-    req,
+    req: bounded,
     router: internalRouter,
     // Mutations only over POST; batching is not needed by the pages.
     allowBatching: false,
     createContext: async () => {
       // The settings pages write and read back tokens: everything on the primary.
       const db = await getDb();
-      return { ...requestContext(req, { db, readDb: db }, requestId, responseHeaders), sessionUser: await currentUser() };
+      return { ...requestContext(bounded, { db, readDb: db }, requestId, responseHeaders), sessionUser: await currentUser() };
     },
     // The status of server/errors.ts's mapping, as the REST API answers it.
     responseMeta: ({ errors }) => (errors[0] ? { status: toAppError(errors[0], requestId, false).status } : {}),

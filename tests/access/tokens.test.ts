@@ -8,8 +8,12 @@ import { hashToken } from '@/server/access/token-format';
 import { clearVerifiedTokenCache, createToken, verifyToken } from '@/server/access/tokens';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
+import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
 import { expectAppError } from '../helpers/errors';
+
+// Behind one trusted proxy, which forwards the host the browser addressed (X-Forwarded-Host).
+configureForFile({ TRUSTED_PROXY_HOPS: '1', CLIENT_ADDRESS_HEADER: undefined, AUTH_URL: undefined });
 
 let handle: DatabaseHandle;
 const logged: string[] = [];
@@ -175,7 +179,7 @@ describe('calendar feeds', () => {
     const created = await callerFor('alice').calendarFeeds.create({ name: 'Work calendar' });
     expect(FEED_URL.exec(created.url)?.[1]).toBe(created.secret);
     expect(created.webcalUrl).toBe(created.url.replace('https://', 'webcal://'));
-    const local = await callerFor('carol', { host: 'localhost:3000', 'x-forwarded-proto': 'http' }).calendarFeeds.create({ name: 'local' });
+    const local = await callerFor('carol', { host: 'localhost:3000', 'x-forwarded-host': 'localhost:3000', 'x-forwarded-proto': 'http' }).calendarFeeds.create({ name: 'local' });
     expect(local.url).toBe(`http://localhost:3000/api/v1/calendar/${local.secret}.ics`);
     expect(local.webcalUrl).toBe(`webcal://localhost:3000/api/v1/calendar/${local.secret}.ics`);
     // A Host that makes no URL is refused, not written into a link.

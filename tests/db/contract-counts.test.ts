@@ -10,7 +10,7 @@ import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
 
 /**
- * The list's totals come from counters that statement triggers keep (migration 0006), not
+ * The list's totals come from counters that statement triggers keep (migration 0007), not
  * from counting rows: after any mix of inserts, updates (status, organisation, owner,
  * auto_renewal, dates), deletes, a rolled-back write and a TRUNCATE, every total a
  * counter answers equals the number of rows the list itself returns for those filters.

@@ -17,8 +17,8 @@ export default async function ApiKeysPage() {
       </h2>
       <p className="muted" style={{ maxWidth: 680 }}>
         An API key lets a script, a spreadsheet or another system read your contract data: your personal contracts and the
-        contracts of every organisation you belong to. Keys are read-only. Send the key in the <code>X-API-Key</code> header;
-        see the <Link href="/docs/api">API reference</Link> for the endpoints and examples.
+        contracts of every organisation you belong to. Keys are read-only. Send the key in the <code>X-API-Key</code> header (or as{' '}
+        <code>Authorization: Bearer</code>); see the <Link href="/docs/api">API reference</Link> for the endpoints and examples.
       </p>
       <ApiKeysManager initialKeys={keys.map(toTokenRow)} />
     </section>

@@ -18,7 +18,7 @@ import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters
  * How many contracts of a scope match, by the cheapest exact means the filters allow:
  *
  * - no filter, a status, an organisation, auto_renewal (any of them together): the sums of
- *   the scope's counters (contract_counts, kept by triggers, migration 0006), a dozen rows
+ *   the scope's counters (contract_counts, kept by triggers, migration 0007), a dozen rows
  *   per access path whatever the caller sees;
  * - an expiration or a renewal window, with those: the per-day counters of that date
  *   (contract_date_counts), at most one row per day of the window, path and auto_renewal;

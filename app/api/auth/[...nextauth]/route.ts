@@ -1,3 +1,1 @@
-import { handlers } from '@/server/auth/next-auth';
-
-export const { GET, POST } = handlers;
+export { GET, POST } from '@/server/auth/route-handlers';

@@ -1606,7 +1606,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1636,7 +1636,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1679,7 +1679,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };
@@ -1690,7 +1690,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     ETag: components["headers"]["ETag"];
-                    /** @description `public, max-age=300`: the document is the same for everyone. */
+                    /** @description `public, max-age=300` when the deployment has a fixed public URL (then the document is the same for everyone); otherwise `private, max-age=300`, because its server URL is the host the request named. */
                     "Cache-Control": string;
                     [name: string]: unknown;
                 };

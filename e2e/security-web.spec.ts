@@ -1,0 +1,235 @@
+import { request as httpRequest } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { expect, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
+import { OPEN_REDIRECT_PAYLOADS } from '../tests/helpers/open-redirect-payloads';
+import { signInOverHttp } from './support/session';
+
+/**
+ * Issue 17, the browser side, against the production build: open redirects after
+ * sign-in, the body cap of the internal endpoints, host header injection, and sessions
+ * that must end at sign-out. Every user here is new (sign-out ends all of a user's
+ * sessions, which would sign the demo users out of the other specs).
+ */
+
+const PASSWORD = 'correct horse battery staple';
+const BASE = () => test.info().project.use.baseURL!;
+
+async function signUp(page: Page, callbackUrl = '/settings/api-keys'): Promise<string> {
+  const email = `web-${randomBytes(6).toString('hex')}@example.com`;
+  await page.goto(`/sign-up?callbackUrl=${encodeURIComponent(callbackUrl)}`);
+  await page.getByLabel('Name').fill('Web Security');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/sign-up'));
+  return email;
+}
+
+/** A browser context whose requests to any other host are refused and recorded. */
+async function isolatedPage(browser: Browser): Promise<{ page: Page; offSite: string[] }> {
+  const context = await browser.newContext();
+  const offSite: string[] = [];
+  const own = new URL(BASE()).host;
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.host !== own) {
+      offSite.push(url.href);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  return { page: await context.newPage(), offSite };
+}
+
+test.describe('open redirect', () => {
+  test('a signed-in visit to /sign-in or /sign-up with a bypass callbackUrl stays on the site', async ({ playwright, browser }) => {
+    const api = await playwright.request.newContext({ baseURL: BASE() });
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    await page.context().close();
+    await signInOverHttp(api, email, PASSWORD);
+    for (const path of ['/sign-in', '/sign-up']) {
+      for (const payload of OPEN_REDIRECT_PAYLOADS) {
+        const res = await api.get(`${path}?callbackUrl=${encodeURIComponent(payload)}`, { maxRedirects: 0 });
+        const location = res.headers().location ?? '';
+        expect(res.status(), `${path} ${JSON.stringify(payload)}`).toBe(307);
+        expect(location, `${path} ${JSON.stringify(payload)}`).toMatch(/^\/(?![/\\])/);
+        expect(new URL(location, BASE()).host).toBe(new URL(BASE()).host);
+      }
+    }
+    await api.dispose();
+  });
+
+  for (const payload of ['/.//evil.example', '/%2e%2e//evil.example']) {
+    test(`signing in with callbackUrl ${payload} (the server action) lands on this site`, async ({ browser }) => {
+      const { page, offSite } = await isolatedPage(browser);
+      const email = await signUp(page);
+      await page.context().clearCookies();
+      await page.goto('/sign-in');
+      // What a crafted link would have put there before the page refused it.
+      await page.locator('input[name="callbackUrl"]').evaluate((el, value) => ((el as HTMLInputElement).value = value), payload);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((url) => url.pathname !== '/sign-in');
+      expect(new URL(page.url()).host).toBe(new URL(BASE()).host);
+      expect(new URL(page.url()).pathname).toMatch(/^\/(?![/\\])/);
+      expect(offSite).toEqual([]);
+      await page.context().close();
+    });
+  }
+});
+
+/** POSTs `size` bytes to `path` with node:http, declared or chunked; the status and how long it took. */
+function postLarge(path: string, size: number, opts: { chunked: boolean; headers?: Record<string, string> }): Promise<{ status: number; ms: number }> {
+  const url = new URL(path, BASE());
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(opts.chunked ? {} : { 'content-length': String(size) }), ...opts.headers },
+      },
+      (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, ms: Date.now() - started });
+        req.destroy();
+      },
+    );
+    req.on('error', (error) => (Date.now() - started > 0 ? undefined : reject(error)));
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    const pump = () => {
+      while (sent < size) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+test.describe('request bodies of the internal endpoints', () => {
+  const BIG = 50 * 1024 * 1024;
+
+  test('50 MB to /api/trpc and /api/auth: 413, declared or chunked', async () => {
+    for (const path of ['/api/trpc/apiKeys.create', '/api/auth/callback/credentials']) {
+      for (const chunked of [false, true]) {
+        const { status } = await postLarge(path, BIG, { chunked });
+        expect(status, `${path} ${chunked ? 'chunked' : 'declared'}`).toBe(413);
+      }
+    }
+  });
+
+  test('a server action (sign-in) declaring 50 MB: 413', async () => {
+    const { status } = await postLarge('/sign-in', BIG, {
+      chunked: false,
+      headers: { 'next-action': '0'.repeat(42), 'content-type': 'text/plain;charset=UTF-8', accept: 'text/x-component' },
+    });
+    expect(status).toBe(413);
+  });
+
+  test('an ordinary body still works (sign-in over /api/auth, a tRPC mutation)', async ({ playwright, browser }) => {
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    await page.context().close();
+    const api = await playwright.request.newContext({ baseURL: BASE() });
+    await signInOverHttp(api, email, PASSWORD);
+    const res = await api.post('/api/trpc/apiKeys.create', { data: { name: 'still works', expiresInDays: 7 } });
+    expect(res.status()).toBe(200);
+    await api.dispose();
+  });
+});
+
+test.describe('host header injection', () => {
+  test('X-Forwarded-Host from a client (no trusted proxy) changes no URL, and the document is not publicly cacheable', async ({ request }) => {
+    const res = await request.get('/api/v1/openapi.json', { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+    expect(res.status()).toBe(200);
+    expect(await res.text()).not.toContain('evil.example');
+    expect(res.headers()['cache-control']).toBe('private, max-age=300');
+  });
+
+  test('a calendar feed address written for a signed-in user ignores a client X-Forwarded-Host', async ({ playwright, browser }) => {
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    await page.context().close();
+    const api = await playwright.request.newContext({ baseURL: BASE() });
+    await signInOverHttp(api, email, PASSWORD);
+    const res = await api.post('/api/trpc/calendarFeeds.create', { data: { name: 'feed' }, headers: { 'x-forwarded-host': 'evil.example' } });
+    expect(res.status()).toBe(200);
+    const url = ((await res.json()) as { result: { data: { url: string } } }).result.data.url;
+    expect(new URL(url).host).toBe(new URL(BASE()).host);
+    await api.dispose();
+  });
+});
+
+/** The session cookie of a context, to replay it elsewhere. */
+async function sessionCookie(api: APIRequestContext): Promise<string> {
+  const cookie = (await api.storageState()).cookies.find((c) => c.name.endsWith('authjs.session-token'));
+  expect(cookie, 'session cookie').toBeDefined();
+  return `${cookie!.name}=${cookie!.value}`;
+}
+
+const listKeys = (api: APIRequestContext, cookie: string) =>
+  api.get(`/api/trpc/apiKeys.list?input=${encodeURIComponent('{}')}`, { headers: { cookie } });
+
+test.describe('sessions end at sign-out', () => {
+  test("sign-out (the top bar's button) makes a copy of the old cookie useless on the next request", async ({ playwright, browser }) => {
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    const stolen = (await page.context().cookies()).find((c) => c.name.endsWith('authjs.session-token'))!;
+    const api = await playwright.request.newContext({ baseURL: BASE() });
+    const cookie = `${stolen.name}=${stolen.value}`;
+    expect((await api.post('/api/trpc/apiKeys.create', { data: { name: 'before', expiresInDays: 7 }, headers: { cookie } })).status()).toBe(200);
+
+    await page.goto('/settings/api-keys');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((url) => url.pathname === '/');
+
+    const after = await api.post('/api/trpc/apiKeys.create', { data: { name: 'after', expiresInDays: 7 }, headers: { cookie } });
+    expect(after.status()).toBe(401);
+    const page2 = await api.get('/settings/api-keys', { headers: { cookie }, maxRedirects: 0 });
+    expect(page2.status()).toBe(307);
+    expect(page2.headers().location).toMatch(/^\/sign-in/);
+    // Signing in again works.
+    await signInOverHttp(api, email, PASSWORD);
+    expect((await listKeys(api, await sessionCookie(api))).status()).toBe(200);
+    await page.context().close();
+    await api.dispose();
+  });
+
+  test('"Sign out everywhere" in Settings ends the sessions of other browsers', async ({ playwright, browser }) => {
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    const other = await playwright.request.newContext({ baseURL: BASE() });
+    await signInOverHttp(other, email, PASSWORD);
+    const otherCookie = await sessionCookie(other);
+    expect((await listKeys(other, otherCookie)).status()).toBe(200);
+
+    await page.goto('/settings/sessions');
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.waitForURL((url) => url.pathname === '/sign-in');
+
+    expect((await listKeys(other, otherCookie)).status()).toBe(401);
+    await page.goto('/settings/api-keys');
+    await expect(page).toHaveURL(/\/sign-in\?callbackUrl=/);
+    await page.context().close();
+    await other.dispose();
+  });
+
+  test('signing out over /api/auth/signout ends the session too', async ({ playwright, browser }) => {
+    const { page } = await isolatedPage(browser);
+    const email = await signUp(page);
+    await page.context().close();
+    const api = await playwright.request.newContext({ baseURL: BASE() });
+    await signInOverHttp(api, email, PASSWORD);
+    const cookie = await sessionCookie(api);
+    const { csrfToken } = (await (await api.get('/api/auth/csrf')).json()) as { csrfToken: string };
+    const out = await api.post('/api/auth/signout', { form: { csrfToken, callbackUrl: '/' }, maxRedirects: 0 });
+    expect(out.status()).toBe(302);
+    expect((await listKeys(api, cookie)).status()).toBe(401);
+    await api.dispose();
+  });
+});
