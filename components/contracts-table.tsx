@@ -12,7 +12,8 @@ export type ContractRow = ContractDetail;
 
 export interface ContractsTableProps {
   contracts: ContractRow[];
-  pagination: { limit: number; offset: number; total: number };
+  /** total_exact false: a search counted up to its cap, `total` is a lower bound. */
+  pagination: { limit: number; offset: number; total: number; total_exact?: boolean; has_more?: boolean };
   organizations: { id: string; name: string }[];
   /** The list's accepted parameters, kept by the page links. */
   applied: ParamValues;
@@ -29,8 +30,11 @@ export function ContractsTable(props: ContractsTableProps) {
   const { contracts, pagination, organizations, applied, filters, sortLabel, today, resetHref, actions } = props;
   const orgName = new Map(organizations.map((o) => [o.id, o.name]));
   const { total, limit, offset } = pagination;
+  const exact = pagination.total_exact !== false;
   const first = offset + 1;
-  const last = Math.min(offset + limit, total);
+  const last = exact ? Math.min(offset + limit, total) : offset + contracts.length;
+  const more = pagination.has_more ?? last < total;
+  const totalText = `${total.toLocaleString('en-GB')}${exact ? '' : '+'}`;
   const pageHref = (at: number) => listHref({ ...applied, offset: at > 0 ? String(at) : undefined });
 
   return (
@@ -38,7 +42,7 @@ export function ContractsTable(props: ContractsTableProps) {
       <div className={styles.tableHeader}>
         <div>
           <h2 id="contracts-count" className={styles.count} aria-live="polite">
-            {total === 1 ? '1 contract' : `${total.toLocaleString('en-GB')} contracts`}
+            {total === 1 && exact ? '1 contract' : `${totalText} contracts`}
           </h2>
           <p className="muted small" data-testid="list-range">
             {contracts.length > 0 ? `Showing ${first}–${last} · ${sortLabel}` : sortLabel}
@@ -54,7 +58,7 @@ export function ContractsTable(props: ContractsTableProps) {
         <div className={styles.tableScroll}>
           <table className={`data cards-on-phone ${styles.table}`} aria-label="Contracts" aria-describedby="list-range-description">
             <caption id="list-range-description" className="visually-hidden">
-              Contracts {first} to {last} of {total}, {sortLabel.toLowerCase()}
+              Contracts {first} to {last} of {totalText}, {sortLabel.toLowerCase()}
             </caption>
             <thead>
               <tr>
@@ -109,7 +113,7 @@ export function ContractsTable(props: ContractsTableProps) {
         </div>
       )}
 
-      {total > limit && contracts.length > 0 ? (
+      {(total > limit || more) && contracts.length > 0 ? (
         <nav className={styles.pagination} aria-label="Pages">
           {offset > 0 ? (
             <Link className="btn btn-sm" href={pageHref(Math.max(0, offset - limit))} rel="prev">
@@ -120,8 +124,9 @@ export function ContractsTable(props: ContractsTableProps) {
           )}
           <span className="muted small">
             Page {Math.floor(offset / limit) + 1} of {Math.ceil(total / limit)}
+            {exact ? '' : '+'}
           </span>
-          {last < total ? (
+          {more ? (
             <Link className="btn btn-sm" href={pageHref(offset + limit)} rel="next">
               Next →
             </Link>

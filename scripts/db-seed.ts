@@ -25,8 +25,8 @@ runScript(async () => {
     return;
   }
   const contracts = values.contracts === undefined ? undefined : Number(values.contracts);
-  if (contracts !== undefined && (!Number.isInteger(contracts) || contracts < 100 || contracts > 5_000_000)) {
-    throw new UsageError(`--contracts must be a whole number between 100 and 5000000\n${USAGE}`);
+  if (contracts !== undefined && (!Number.isInteger(contracts) || contracts < 100 || contracts > 10_000_000)) {
+    throw new UsageError(`--contracts must be a whole number between 100 and 10000000\n${USAGE}`);
   }
 
   const handle = await getDatabase();

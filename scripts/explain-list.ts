@@ -1,12 +1,16 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
+import type { DatabaseHandle, Statement } from '@/db/client';
+import type { CallerScope } from '@/db/queries/access';
 import { contractCountStatement } from '@/db/queries/contracts/count';
-import { contractPageStatement } from '@/db/queries/contracts/page';
+import { contractPageStatement, type Cursor } from '@/db/queries/contracts/page';
 import { users } from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
+import { SORT_VALUES } from '@/lib/contracts';
 import { loadScope } from '@/server/access/scope';
 import { toContractFilters, toSort } from '@/server/contracts/query';
 import { listContractsInput } from '@/server/contracts/schemas';
+import { SEARCH_TOTAL_CAP } from '@/server/contracts/service';
 import { getDatabase } from '@/server/database';
 import { StatementTexts } from './bench/statements';
 import { runScript, UsageError } from './run-script';
@@ -14,33 +18,152 @@ import { runScript, UsageError } from './run-script';
 // Prints EXPLAIN (ANALYZE, BUFFERS) of the exact list-page and count statements the API
 // sends for a caller of the scale dataset (seed it first: npm run db:seed -- --contracts 200000).
 // --query takes the list endpoint's own query string, validated as the API validates it.
+// --summary instead times every shape with at most one filter and one sort (both
+// directions), plus a page deep in the list by cursor and by offset: the median of
+// --runs executions of each statement, Postgres's own "Execution Time", as a table.
 // Usage: npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD]
+//        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5]
+const USAGE =
+  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5]";
+
+/** The single filters of the issue's targets; `{org}` becomes the caller's first organisation. */
+const SUMMARY_FILTERS = [
+  '',
+  'status=completed',
+  'organization_id={org}',
+  'expiring_within_days=90',
+  'renewing_within_days=90',
+  'updated_since=2026-09-01T00:00:00Z',
+  'auto_renewal=true',
+  'q=initech',
+];
+
+/** Combinations of filters (bounded, not held to the single-filter target). */
+const SUMMARY_COMBINATIONS = [
+  'status=completed&organization_id={org}',
+  'auto_renewal=true&expiring_within_days=365&sort=expiration_date',
+  'q=initech&status=completed&sort=-contract_value',
+  'organization_id={org}&renewing_within_days=90&sort=renewal_date',
+  'expiring_within_days=90&sort=-contract_value',
+  'q=no-such-word-anywhere',
+  'q=%23123457',
+];
+
+interface Plan {
+  'QUERY PLAN': unknown;
+}
+
+async function executionMs(handle: DatabaseHandle, text: string, params: unknown[]): Promise<number> {
+  const [row] = await handle.query<Plan>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+  const plan = typeof row!['QUERY PLAN'] === 'string' ? JSON.parse(row!['QUERY PLAN'] as string) : row!['QUERY PLAN'];
+  return (plan as [{ 'Execution Time': number }])[0]['Execution Time'];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timed(handle: DatabaseHandle, texts: StatementTexts, statement: Statement<unknown> | undefined, runs: number) {
+  if (!statement) return 0;
+  const { text, params } = texts.compile(statement);
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await executionMs(handle, text, params));
+  return median(samples);
+}
+
+function parseQuery(query: string) {
+  const parsed = listContractsInput.safeParse(Object.fromEntries(new URLSearchParams(query)));
+  if (!parsed.success) throw new UsageError(`--query ${query}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  return parsed.data;
+}
+
+async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number) {
+  const texts = new StatementTexts(handle.db);
+  const org = scope.organizationIds[0] ?? '';
+  const fmt = (ms: number) => ms.toFixed(2);
+  const row = async (query: string) => {
+    const input = parseQuery(query.replace('{org}', org));
+    const filters = toContractFilters(input, today);
+    const page = await timed(handle, texts, contractPageStatement(scope, filters, { limit: input.limit + 1, offset: input.offset, sort: toSort(input.sort) }) as Statement<unknown>, runs);
+    const count = await timed(handle, texts, contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }) as Statement<unknown>, runs);
+    console.log(`| \`${query || '(none)'}\` | ${fmt(page)} | ${fmt(count)} | ${fmt(page + count)} |`);
+    return page + count;
+  };
+  console.log('| Query | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+  let worst = { query: '', ms: 0 };
+  for (const filter of SUMMARY_FILTERS) {
+    for (const sort of ['', ...SORT_VALUES.map((s) => `sort=${s}`)]) {
+      const query = [filter, sort].filter(Boolean).join('&');
+      const ms = await row(query);
+      if (ms > worst.ms) worst = { query, ms };
+    }
+  }
+  console.log(`\nWorst single-filter shape: \`${worst.query || '(none)'}\` ${fmt(worst.ms)} ms\n`);
+  console.log('| Combination | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+  for (const query of SUMMARY_COMBINATIONS) await row(query);
+
+  // Deep pages: the 10,000th page of 50 (or the last one the caller has) by offset and by
+  // cursor (the cursor is the row just before it, as the previous page would have named).
+  console.log('\n| Deep page (limit 50) | page ms |\n| --- | --- |');
+  for (const sort of ['', 'sort=title', 'sort=-contract_value']) {
+    const input = parseQuery(sort);
+    const filters = toContractFilters(input, today);
+    const depth = Math.min(499_950, 10_000 * 50);
+    let at = depth;
+    let before: { sortKeyText: string | null; id: string } | undefined;
+    // The caller may see fewer rows: halve until a row exists there.
+    while (at > 0 && !before) {
+      const statement = contractPageStatement(scope, filters, { limit: 1, offset: at - 1, sort: toSort(input.sort) })!;
+      const { text, params } = texts.compile(statement as Statement<unknown>);
+      [before] = await handle.query<{ sortKeyText: string | null; id: string }>(
+        `select sort_key_text as "sortKeyText", id from (${text}) p`,
+        params,
+      );
+      if (!before) at = Math.floor(at / 2);
+    }
+    if (!before) continue;
+    const cursor: Cursor = { key: before.sortKeyText, id: before.id };
+    const first = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, sort: toSort(input.sort) }) as Statement<unknown>, runs);
+    const byCursor = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, after: cursor, sort: toSort(input.sort) }) as Statement<unknown>, runs);
+    const byOffset = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, offset: at, sort: toSort(input.sort) }) as Statement<unknown>, runs);
+    console.log(`| \`${sort || '(default)'}\` first page | ${fmt(first)} |`);
+    console.log(`| \`${sort || '(default)'}\` after row ${at} by cursor | ${fmt(byCursor)} |`);
+    console.log(`| \`${sort || '(default)'}\` at offset ${at} | ${fmt(byOffset)} |`);
+  }
+}
+
 runScript(async () => {
   const { values } = parseArgs({
     options: {
       caller: { type: 'string', default: 'heavy' },
       query: { type: 'string', default: '' },
       today: { type: 'string' },
+      summary: { type: 'boolean', default: false },
+      runs: { type: 'string', default: '5' },
     },
   });
   const email = SCALE_CALLERS[values.caller as keyof typeof SCALE_CALLERS];
-  if (!email) throw new UsageError('--caller must be heavy or typical');
-  const parsed = listContractsInput.safeParse(Object.fromEntries(new URLSearchParams(values.query)));
-  if (!parsed.success) throw new UsageError(`--query: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-  const input = parsed.data;
+  if (!email) throw new UsageError(`--caller must be heavy or typical\n${USAGE}`);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 101) throw new UsageError(`--runs must be a whole number from 1 to 101\n${USAGE}`);
+  const input = parseQuery(values.query);
   const handle = await getDatabase();
   const { db } = handle;
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email));
   if (!user) throw new UsageError(`${email} not found: run npm run db:seed -- --contracts 100000 first`);
   const { scope } = await loadScope(db, user.id);
-  const filters = toContractFilters(input, values.today);
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
+  if (values.summary) {
+    console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; median of ${runs} runs (ms of Postgres execution)\n`);
+    await summary(handle, scope, values.today, runs);
+    await handle.close();
+    return;
+  }
+  const filters = toContractFilters(input, values.today);
   console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; query: ${values.query || '(none)'}\n`);
 
   const texts = new StatementTexts(db);
   const statements = {
     [`list page (limit ${input.limit}, offset ${input.offset})`]: contractPageStatement(scope, filters, { limit: input.limit, offset: input.offset, sort: toSort(input.sort) }),
-    count: contractCountStatement(scope, filters),
+    count: contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }),
   };
   for (const [label, statement] of Object.entries(statements)) {
     if (!statement) continue;

@@ -47,14 +47,14 @@ export default async function ContractsPage({ searchParams }: { searchParams: Pr
         </section>
         <ContractsTable
           contracts={list.contracts}
-          pagination={list.pagination}
+          pagination={{ ...list.pagination, has_more: list.hasMore }}
           organizations={organizations}
           applied={applied}
           filters={filters}
           sortLabel={SORT_LABELS[input.sort ?? DEFAULT_SORT]}
           today={today}
           resetHref={resetHref}
-          actions={<ListActions exportHref={exportHref(applied)} total={list.pagination.total} quota={downloadQuota} />}
+          actions={<ListActions exportHref={exportHref(applied)} total={list.pagination.total} totalExact={list.pagination.total_exact} quota={downloadQuota} />}
         />
       </div>
     </main>

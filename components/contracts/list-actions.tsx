@@ -8,7 +8,7 @@ import styles from './contracts.module.css';
  * The download is a plain link, not Next.js's <Link>: that one prefetches its target,
  * and a prefetch of the download would use up the download quota.
  */
-export function ListActions({ exportHref, total, quota }: { exportHref: string; total: number; quota: { limit: number; window: string } }) {
+export function ListActions({ exportHref, total, totalExact = true, quota }: { exportHref: string; total: number; totalExact?: boolean; quota: { limit: number; window: string } }) {
   return (
     <div className={styles.listActions}>
       <div className={styles.listButtons}>
@@ -20,7 +20,7 @@ export function ListActions({ exportHref, total, quota }: { exportHref: string; 
       <p id="download-hint" className={`muted small ${styles.downloadHint}`}>
         {total === 0
           ? 'No contract matches: the CSV would hold its header row only'
-          : `The CSV holds ${total === 1 ? 'the 1 contract' : `all ${total.toLocaleString('en-GB')} contracts`} of this list, in this order`}{' '}
+          : `The CSV holds ${total === 1 ? 'the 1 contract' : `all ${totalExact ? '' : 'of the more than '}${total.toLocaleString('en-GB')} contracts`} of this list, in this order`}{' '}
         (up to {quota.limit} downloads per {quota.window}).
       </p>
     </div>

@@ -1,7 +1,7 @@
 import type { Database } from '@/db/client';
 import { selectContract } from '@/db/queries/contracts/by-id';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractDetailRow } from '@/db/queries/contracts/columns';
-import { countContracts } from '@/db/queries/contracts/count';
+import { countContractsBounded } from '@/db/queries/contracts/count';
 import { DEFAULT_ORDER, type Sort } from '@/db/queries/contracts/expressions';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
 import { selectContractPage, type Cursor, type PageRow } from '@/db/queries/contracts/page';
@@ -15,6 +15,14 @@ import { toDetail, toSummary } from './shape';
  * what is decided by the scope and db/queries/access.ts, nowhere else.
  */
 
+/**
+ * A list with q counts its matches up to this many (pagination.total_exact false beyond):
+ * a substring search is counted by reading the matches, which for a word in a sixth of
+ * 500,000 contracts takes 150 to 300 ms; a thousand are found in a few milliseconds.
+ * Every other filter's total is exact (counters, db/queries/contracts/count.ts).
+ */
+export const SEARCH_TOTAL_CAP = 1000;
+
 type ListInput = { filters: ContractFilters; limit: number; offset: number; sort?: Sort; after?: Cursor };
 
 /**
@@ -26,14 +34,14 @@ async function listPage<T>(db: Database, scope: CallerScope, input: ListInput, c
   assertMemberOf(scope, input.filters.organizationId);
   const [rows, total] = await Promise.all([
     selectContractPage<ContractDetailRow>(db, scope, input.filters, { limit: input.limit + 1, offset: input.offset, after: input.after, sort: input.sort }, columns),
-    countContracts(db, scope, input.filters),
+    countContractsBounded(db, scope, input.filters, { searchCap: SEARCH_TOTAL_CAP }),
   ]);
   const hasMore = rows.length > input.limit;
   const page = hasMore ? rows.slice(0, input.limit) : rows;
   const last = page.at(-1);
   return {
     contracts: page.map(shape),
-    pagination: { limit: input.limit, offset: input.offset, total },
+    pagination: { limit: input.limit, offset: input.offset, total: total.total, total_exact: total.exact },
     hasMore,
     next: hasMore && last ? ({ key: last.sortKeyText, id: last.id } satisfies Cursor) : undefined,
   };

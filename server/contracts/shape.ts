@@ -54,7 +54,13 @@ export const pagination = z
   .object({
     limit: z.int().min(1).max(100).meta({ description: 'The page size applied (1 to 100).' }),
     offset: z.int().min(0).meta({ description: 'The offset applied (0 with a cursor).' }),
-    total: z.int().min(0).meta({ description: 'Number of contracts matching the filters.' }),
+    total: z.int().min(0).meta({
+      description:
+        'Number of contracts matching the filters. Exact, except with `q`: a text search counts at most 1,000 matches, and when more match `total` is 1000 and `total_exact` is false (read it as "at least 1,000"; page on with `has_more`).',
+    }),
+    total_exact: z.boolean().meta({
+      description: 'false only when `q` matches more than 1,000 contracts and `total` is that lower bound; true otherwise.',
+    }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page (same filters and sort); null on the last page. Also in the `Link: <…>; rel="next"` header.' }),
     has_more: z.boolean().meta({ description: 'Whether contracts follow this page.' }),
   })

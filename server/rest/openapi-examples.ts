@@ -56,7 +56,7 @@ export const OK_EXAMPLES: Record<string, Json> = {
   'get /contracts': {
     page: {
       summary: 'A page of two contracts',
-      value: { success: true, data: { contracts: [leaseSummary, pendingSummary], pagination: { limit: 20, offset: 0, total: 2, next_cursor: null, has_more: false } } },
+      value: { success: true, data: { contracts: [leaseSummary, pendingSummary], pagination: { limit: 20, offset: 0, total: 2, total_exact: true, next_cursor: null, has_more: false } } },
     },
   },
   'get /contracts/{id}': {

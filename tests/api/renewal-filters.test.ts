@@ -1,4 +1,5 @@
 import Papa from 'papaparse';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { setProcessDatabase } from '@/server/database';
@@ -297,5 +298,31 @@ describe('export with filters, sort, columns and bom', () => {
     const res = await call('POST', '/contracts/export', JSON.stringify(body));
     expect(res.status).toBe(400);
     expect((res.json as { error: { details: { param?: string }[] } }).error.details.map((d) => d.param)).toContain(param);
+  });
+});
+
+describe('the total of a text search', () => {
+  it('is exact up to 1,000 matches; beyond, 1000 with total_exact false (and every other total exact)', async () => {
+    const needles = (from: number, n: number): NewContract[] =>
+      Array.from({ length: n }, (_, i) => ({
+        ...base, id: `00000000-0000-4000-8000-0000000e${String(from + i).padStart(4, '0')}`, ownerId: USER,
+        title: 'Haystack needle', status: 'pending', createdAt: at(1), updatedAt: at(1),
+      }));
+    type Totals = { data: { contracts: unknown[]; pagination: { total: number; total_exact: boolean; has_more: boolean } } };
+    const pagination = async (query: string) => {
+      const res = await call('GET', `/contracts?${query}`);
+      expect(res.status, res.text).toBe(200);
+      return (res.json as Totals).data.pagination;
+    };
+    try {
+      await handle.db.insert(contracts).values(needles(0, 1000));
+      expect(await pagination('q=needle&limit=5')).toMatchObject({ total: 1000, total_exact: true, has_more: true });
+      await handle.db.insert(contracts).values(needles(1000, 1));
+      expect(await pagination('q=needle&limit=5')).toMatchObject({ total: 1000, total_exact: false, has_more: true });
+      // Without q, the 1,002 pending contracts (the needles and c4) are counted exactly.
+      expect(await pagination('status=pending&limit=5')).toMatchObject({ total: 1002, total_exact: true });
+    } finally {
+      await handle.db.delete(contracts).where(sql`${contracts.title} = 'Haystack needle'`);
+    }
   });
 });

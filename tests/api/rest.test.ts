@@ -85,7 +85,7 @@ describe('GET /api/v1/contracts', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const body = res.json as ListBody & { success: boolean };
     expect(body.success).toBe(true);
-    expect(body.data.pagination).toEqual({ limit: 50, offset: 0, total: visibleIds('alice').length, next_cursor: null, has_more: false });
+    expect(body.data.pagination).toEqual({ limit: 50, offset: 0, total: visibleIds('alice').length, total_exact: true, next_cursor: null, has_more: false });
     expect(body.data.contracts.map((c) => c.id)).toEqual(visibleIds('alice'));
     expect(Object.keys(body.data.contracts[0]!).sort()).toEqual(
       ['created_at', 'file_name', 'file_size', 'id', 'organization_id', 'status', 'title', 'updated_at'].sort(),
@@ -134,7 +134,7 @@ describe('GET /api/v1/contracts', () => {
     expect(page.data.pagination).toMatchObject({ limit: 3, offset: 2, total, has_more: true, next_cursor: expect.any(String) });
     expect(page.data.contracts.map((c) => c.id)).toEqual(visibleIds('bob').slice(2, 5));
     const past = (await call('GET', `/contracts?offset=${total + 10}`, { key: keys.bob })).json as ListBody;
-    expect(past.data).toEqual({ contracts: [], pagination: { limit: 50, offset: total + 10, total, next_cursor: null, has_more: false } });
+    expect(past.data).toEqual({ contracts: [], pagination: { limit: 50, offset: total + 10, total, total_exact: true, next_cursor: null, has_more: false } });
   });
 
   it('keeps a stable order across pages when many contracts share created_at', async () => {

@@ -1,35 +1,164 @@
-import { and, sql } from 'drizzle-orm';
+import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
-import { contracts } from '../../schema';
-import { accessShape, countPaths, countPathValues, type CallerScope } from '../access';
-import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters } from './filters';
+import { contractCounts, contractDateCounts, contracts } from '../../schema';
+import {
+  accessPaths,
+  accessPathValues,
+  accessShape,
+  accessShapeName,
+  countPaths,
+  countPathValues,
+  type AccessShape,
+  type CallerScope,
+} from '../access';
+import { DEFAULT_ORDER, orderTerms, SORT_KEYS } from './expressions';
+import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters, type FilterShape } from './filters';
 
 /**
- * How many contracts of a scope match: one count per access path of a count (personal,
- * and all organisations at once), summed. With a status filter the narrow
- * (owner, status) and (organisation, status) indexes bound each scan to that status.
+ * How many contracts of a scope match, by the cheapest exact means the filters allow:
+ *
+ * - no filter, a status, an organisation, auto_renewal (any of them together): the sums of
+ *   the scope's counters (contract_counts, kept by triggers, migration 0007), a dozen rows
+ *   per access path whatever the caller sees;
+ * - an expiration or a renewal window, with those: the per-day counters of that date
+ *   (contract_date_counts), at most one row per day of the window, path and auto_renewal;
+ * - anything else (q, updated_since, both windows at once): the matching rows counted,
+ *   one count per access path (personal, and all organisations at once), summed.
+ *
+ * With `searchCap`, a count with q stops at that many matches (see CountResult.exact):
+ * a substring search cannot be counted from counters, and counting every match of a
+ * common word reads all of them.
  */
-export function contractCountStatement(scope: CallerScope, filters: ContractFilters): Statement<{ n: number }[]> | undefined {
-  const shape = accessShape(scope, filters.organizationId);
-  if (!shape) return undefined;
-  const filter = filterShape(filters);
-  const build = (db: Database) => {
-    const count = sql<number>`count(*)::int`.as('n');
+export interface CountOptions {
+  /** Count at most this many matches of a text search (q), then stop. */
+  searchCap?: number;
+}
+
+export type CountSource = 'counters' | 'date-counters' | 'rows' | 'rows-capped';
+
+type FilterName = FilterShape['names'][number];
+const COUNTER_FILTERS: ReadonlySet<FilterName> = new Set(['status', 'autoRenewal']);
+const DATE_FILTERS = {
+  e: new Set<FilterName>(['expirationFrom', 'expirationTo']),
+  r: new Set<FilterName>(['renewalFrom', 'renewalTo']),
+} as const;
+
+/** Which counters can answer these filters exactly, if any. */
+export function countSource(filter: FilterShape, options: CountOptions = {}): CountSource {
+  const names = filter.names;
+  if (names.every((n) => COUNTER_FILTERS.has(n))) return 'counters';
+  for (const dates of Object.values(DATE_FILTERS)) {
+    if (names.some((n) => dates.has(n)) && names.every((n) => dates.has(n) || COUNTER_FILTERS.has(n))) return 'date-counters';
+  }
+  return names.includes('search') && options.searchCap !== undefined ? 'rows-capped' : 'rows';
+}
+
+/** The counter rows of the scope's access paths (personal, and all organisations at once). */
+function counterScope(table: typeof contractCounts | typeof contractDateCounts, shape: AccessShape): SQL {
+  const organizations = sql`(NOT ${table.personal} AND ${table.scopeId} = any(${sql.placeholder('orgIds')}::uuid[]))`;
+  return shape.personal ? sql`((${table.personal} AND ${table.scopeId} = ${sql.placeholder('userId')}) OR ${organizations})` : organizations;
+}
+
+const autoRenewalKey = sql`CASE WHEN ${sql.placeholder('autoRenewal')}::boolean THEN 1 ELSE 0 END`;
+
+function countersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+  const t = contractCounts;
+  const clauses: SQL[] = [counterScope(t, shape)];
+  if (filter.names.includes('status')) clauses.push(sql`${t.status} = ${sql.placeholder('status')}`);
+  // auto_renewal is shown (and filtered) only for completed contracts.
+  if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.status} = 'completed' AND ${t.autoRenewal} = ${autoRenewalKey}`);
+  return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+}
+
+function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+  const t = contractDateCounts;
+  const kind = filter.names.some((n) => DATE_FILTERS.e.has(n)) ? 'e' : 'r';
+  const [from, to] = kind === 'e' ? ['expirationFrom', 'expirationTo'] : ['renewalFrom', 'renewalTo'];
+  const clauses: SQL[] = [counterScope(t, shape), sql`${t.kind} = ${sql.raw(`'${kind}'`)}`];
+  if (filter.names.includes(from as FilterName)) clauses.push(sql`${t.day} >= ${sql.placeholder(from!)}::date`);
+  if (filter.names.includes(to as FilterName)) clauses.push(sql`${t.day} <= ${sql.placeholder(to!)}::date`);
+  // Only completed contracts have a date the API shows: another status matches none.
+  if (filter.names.includes('status')) clauses.push(sql`${sql.placeholder('status')}::contract_status = 'completed'`);
+  if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.autoRenewal} = ${autoRenewalKey}`);
+  return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+}
+
+function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped: boolean) {
+  const count = sql<number>`count(*)::bigint`.as('n');
+  if (!capped) {
     const selects = countPaths(shape).map((path) => db.select({ n: count }).from(contracts).where(and(path, ...filter.clauses)));
     const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
     return rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
+  }
+  // At most cap + 1 matches in all: enough to tell "more than cap" from an exact count.
+  // The paths are read one after the other (Append) and reading stops at the outer limit;
+  // each path is limited too, so that the planner costs a path as the few rows it reads
+  // (walking an index until enough match) rather than as all its matches.
+  // Each path in list order, like a page, so that a common word is found by walking the
+  // path's list index (a few thousand rows) and a rare one through the trigram index.
+  const selects = accessPaths(shape).map((path) =>
+    db
+      .select({ one: sql<number>`1`.as('one') })
+      .from(contracts)
+      .where(and(path, ...filter.clauses))
+      .orderBy(...orderTerms(DEFAULT_ORDER, SORT_KEYS[DEFAULT_ORDER.field].expression, sql`${contracts.id}`))
+      .limit(sql.placeholder('capPlusOne')),
+  );
+  const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
+  const matches = rest
+    .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)
+    .limit(sql.placeholder('capPlusOne'))
+    .as('matches');
+  return db.select({ n: count }).from(matches);
+}
+
+export function contractCountStatement(
+  scope: CallerScope,
+  filters: ContractFilters,
+  options: CountOptions = {},
+): Statement<{ n: number | string }[]> | undefined {
+  const shape = accessShape(scope, filters.organizationId);
+  if (!shape) return undefined;
+  const filter = filterShape(filters);
+  const source = countSource(filter, options);
+  const build = (db: Database) => {
+    if (source === 'counters') return countersQuery(db, shape, filter);
+    if (source === 'date-counters') return dateCountersQuery(db, shape, filter);
+    return rowsQuery(db, shape, filter, source === 'rows-capped');
   };
+  const capped = source === 'rows-capped';
+  const values: Record<string, unknown> = { ...(capped ? accessPathValues(scope, shape) : countPathValues(scope, shape)), ...filter.values };
+  if (capped) values.capPlusOne = options.searchCap! + 1;
   return {
-    name: ['contracts.count', shape.personal ? 'personal+orgs' : 'orgs', filterShapeName(filter)].join(' '),
+    name: ['contracts.count', source, capped ? accessShapeName(shape) : shape.personal ? 'personal+orgs' : 'orgs', filterShapeName(filter)].join(' '),
     build: build as unknown as Statement<{ n: number }[]>['build'],
-    values: { ...countPathValues(scope, shape), ...filter.values },
+    values,
     prepareOnServer: isCommonFilterShape(filter),
   };
 }
 
-export async function countContracts(db: Database, scope: CallerScope, filters: ContractFilters): Promise<number> {
-  const statement = contractCountStatement(scope, filters);
-  if (!statement) return 0;
+/** A list's total: exact, or (a capped text search) at least `total`. */
+export interface ContractTotal {
+  total: number;
+  exact: boolean;
+}
+
+export async function countContractsBounded(
+  db: Database,
+  scope: CallerScope,
+  filters: ContractFilters,
+  options: CountOptions = {},
+): Promise<ContractTotal> {
+  const statement = contractCountStatement(scope, filters, options);
+  if (!statement) return { total: 0, exact: true };
   const rows = await runStatement(db, statement);
-  return rows.reduce((sum, r) => sum + Number(r.n), 0);
+  const total = rows.reduce((sum, r) => sum + Number(r.n), 0);
+  const cap = options.searchCap;
+  if (statement.name.startsWith('contracts.count rows-capped') && cap !== undefined && total > cap) return { total: cap, exact: false };
+  return { total, exact: true };
+}
+
+/** The exact number of matching contracts. */
+export async function countContracts(db: Database, scope: CallerScope, filters: ContractFilters): Promise<number> {
+  return (await countContractsBounded(db, scope, filters)).total;
 }

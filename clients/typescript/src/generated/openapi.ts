@@ -377,8 +377,10 @@ export interface components {
             limit: number;
             /** @description The offset applied (0 with a cursor). */
             offset: number;
-            /** @description Number of contracts matching the filters. */
+            /** @description Number of contracts matching the filters. Exact, except with `q`: a text search counts at most 1,000 matches, and when more match `total` is 1000 and `total_exact` is false (read it as "at least 1,000"; page on with `has_more`). */
             total: number;
+            /** @description false only when `q` matches more than 1,000 contracts and `total` is that lower bound; true otherwise. */
+            total_exact: boolean;
             /** @description Pass as `cursor` for the next page (same filters and sort); null on the last page. Also in the `Link: <…>; rel="next"` header. */
             next_cursor: string | null;
             /** @description Whether contracts follow this page. */
