@@ -1,5 +1,6 @@
 'use server';
 
+import { headers } from 'next/headers';
 import { AuthError } from 'next-auth';
 import { z } from 'zod';
 import { getDb } from '@/server/database';
@@ -7,11 +8,20 @@ import { signIn, signOut } from '@/server/auth/next-auth';
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/server/auth/passwords';
 import { safeCallbackUrl } from '@/server/auth/callback-url';
 import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
+import { signUpLimited } from '@/server/auth/sign-in-limit';
+import { SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
+import { clientAddressOf } from '@/server/http/client-address';
 
 export interface FormState {
   error?: string;
   fieldErrors?: Record<string, string>;
   email?: string;
+  /** Set when the limit refused the attempt: the form waits this long before it submits again. */
+  retryAfterSeconds?: number;
+}
+
+function refused(retryAfterSeconds: number, email: string): FormState {
+  return { error: tooManySignInAttempts(retryAfterSeconds), retryAfterSeconds, email };
 }
 
 const GENERIC_SIGN_IN_ERROR = 'Wrong email or password.';
@@ -24,6 +34,7 @@ export async function signInWithPassword(_prev: FormState, form: FormData): Prom
     await signIn('credentials', { email, password, redirectTo });
   } catch (error) {
     // A successful sign-in "throws" Next's redirect: let it through.
+    if (error instanceof SignInRateLimited) return refused(error.retryAfterSeconds, email);
     if (error instanceof AuthError) return { error: GENERIC_SIGN_IN_ERROR, email };
     throw error;
   }
@@ -51,8 +62,11 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
     for (const issue of parsed.error.issues) fieldErrors[String(issue.path[0])] ??= issue.message;
     return { fieldErrors, email };
   }
+  // Sign-ups count against the sign-in limit of the client address (sign-in-limit.ts).
+  const db = await getDb();
   try {
-    await createUserWithPassword(await getDb(), parsed.data);
+    const created = await signUpLimited(clientAddressOf(await headers()), () => createUserWithPassword(db, parsed.data));
+    if (!created.ok) return refused(created.retryAfterSeconds, email);
   } catch (error) {
     if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
     throw error;

@@ -1,5 +1,5 @@
 import 'server-only';
-import NextAuth, { type NextAuthConfig } from 'next-auth';
+import NextAuth, { AuthError, CredentialsSignin, type NextAuthConfig } from 'next-auth';
 import Credentials from 'next-auth/providers/credentials';
 import GitHub from 'next-auth/providers/github';
 import { z } from 'zod';
@@ -8,7 +8,12 @@ import { selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
 import { authSecret, config } from '@/server/config';
 import { requestGitHubUserinfo } from './github-userinfo';
 import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
-import { authenticateWithPassword } from './users';
+import { clientAddressOf } from '@/server/http/client-address';
+import { signInWithPasswordLimited } from './sign-in-limit';
+import { describeSignInFailure, noteRefusal, SignInRateLimited, tooManySignInAttempts, withRefusalSlot } from './sign-in-refusal';
+import { htmlMessageResponse } from '@/server/http/html-message';
+import { newRequestId } from '@/server/http/responses';
+import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
 
@@ -21,14 +26,38 @@ function authConfig(): NextAuthConfig {
     // Credentials sign-in only works with JWT sessions.
     session: { strategy: 'jwt', maxAge: 7 * 24 * 3600 },
     pages: { signIn: '/sign-in' },
+    logger: {
+      error(error) {
+        // A failed sign-in is an everyday event: one line, no stack, no e-mail address.
+        if (error instanceof CredentialsSignin) {
+          console.warn(describeSignInFailure(error));
+          return;
+        }
+        const name = error instanceof AuthError ? error.type : error.name;
+        console.error(`[auth][error] ${name}: ${error.message}`, error.cause ?? error.stack ?? '');
+      },
+    },
     providers: [
       Credentials({
         credentials: { email: {}, password: {} },
-        async authorize(raw) {
+        // The one password check of every sign-in path: this callback, and the sign-in and
+        // sign-up forms, whose server actions call signIn('credentials'), which comes here
+        // with the form's request headers (so the same client address).
+        async authorize(raw, request) {
           const parsed = credentialsSchema.safeParse(raw);
           if (!parsed.success) return null;
-          const user = await authenticateWithPassword(await getDb(), parsed.data.email, parsed.data.password);
-          return user ?? null;
+          const outcome = await signInWithPasswordLimited(await getDb(), {
+            address: clientAddressOf(request.headers),
+            email: parsed.data.email,
+            password: parsed.data.password,
+          });
+          if (outcome.ok) return outcome.value;
+          if (outcome.reason === 'rate_limited') {
+            const refusal = new SignInRateLimited(outcome.retryAfterSeconds);
+            noteRefusal(refusal);
+            throw refusal;
+          }
+          return null;
         },
       }),
       // GitHub sign-in switches on when AUTH_GITHUB_ID and AUTH_GITHUB_SECRET are set.
@@ -83,3 +112,28 @@ export const { handlers, auth, signIn, signOut } = NextAuth(() => authConfig());
 export function githubEnabled(): boolean {
   return Boolean(config().auth.github);
 }
+
+/**
+ * next-auth's route handlers. A password sign-in refused by the limit would come back as
+ * a redirect to the sign-in page with `?code=rate_limited`; this answers it as what it is:
+ * 429 with Retry-After (and a short page saying when to try again).
+ */
+export const routeHandlers = {
+  GET: handlers.GET,
+  async POST(request: NextRequest): Promise<Response> {
+    const { response, retryAfterSeconds } = await withRefusalSlot(() => handlers.POST(request));
+    if (retryAfterSeconds === undefined) return response;
+    const requestId = newRequestId();
+    const headers = new Headers({ 'Retry-After': String(retryAfterSeconds) });
+    return htmlMessageResponse(
+      {
+        status: 429,
+        title: 'Too many sign-in attempts',
+        message: tooManySignInAttempts(retryAfterSeconds),
+        back: { href: '/sign-in', label: 'Back to sign-in' },
+        requestId,
+      },
+      headers,
+    );
+  },
+};

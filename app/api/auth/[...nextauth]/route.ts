@@ -1,3 +1,3 @@
-import { handlers } from '@/server/auth/next-auth';
+import { routeHandlers } from '@/server/auth/next-auth';
 
-export const { GET, POST } = handlers;
+export const { GET, POST } = routeHandlers;
