@@ -9,7 +9,7 @@ import { authSecret, config } from '@/server/config';
 import { requestGitHubUserinfo } from './github-userinfo';
 import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
 import { clientAddressOf } from '@/server/http/client-address';
-import { signInWithPasswordLimited } from './sign-in-limit';
+import { signInRefusal, signInWithPasswordLimited } from './sign-in-limit';
 import { describeSignInFailure, noteRefusal, SignInRateLimited, tooManySignInAttempts, withRefusalSlot } from './sign-in-refusal';
 import { htmlMessageResponse } from '@/server/http/html-message';
 import { newRequestId } from '@/server/http/responses';
@@ -114,26 +114,46 @@ export function githubEnabled(): boolean {
 }
 
 /**
- * next-auth's route handlers. A password sign-in refused by the limit would come back as
- * a redirect to the sign-in page with `?code=rate_limited`; this answers it as what it is:
- * 429 with Retry-After (and a short page saying when to try again).
+ * next-auth's route handlers. A password sign-in over the limit is answered 429 with
+ * Retry-After (and a short page saying when to try again) before next-auth reads the
+ * request, so that refusing a flood costs as little as possible; one refused inside
+ * `authorize` (the limit reached meanwhile) would come back as next-auth's redirect with
+ * `?code=rate_limited` only, and is answered the same way.
  */
 export const routeHandlers = {
   GET: handlers.GET,
   async POST(request: NextRequest): Promise<Response> {
+    if (request.nextUrl.pathname.endsWith('/callback/credentials')) {
+      const email = await formField(request, 'email');
+      const refused = email === undefined ? undefined : await signInRefusal(clientAddressOf(request.headers), email);
+      if (refused) {
+        console.warn(describeSignInFailure(new SignInRateLimited(refused.retryAfterSeconds)));
+        return tooManyAttempts(refused.retryAfterSeconds);
+      }
+    }
     const { response, retryAfterSeconds } = await withRefusalSlot(() => handlers.POST(request));
-    if (retryAfterSeconds === undefined) return response;
-    const requestId = newRequestId();
-    const headers = new Headers({ 'Retry-After': String(retryAfterSeconds) });
-    return htmlMessageResponse(
-      {
-        status: 429,
-        title: 'Too many sign-in attempts',
-        message: tooManySignInAttempts(retryAfterSeconds),
-        back: { href: '/sign-in', label: 'Back to sign-in' },
-        requestId,
-      },
-      headers,
-    );
+    return retryAfterSeconds === undefined ? response : tooManyAttempts(retryAfterSeconds);
   },
 };
+
+async function formField(request: NextRequest, name: string): Promise<string | undefined> {
+  try {
+    const value = (await request.clone().formData()).get(name);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined; // not a form: next-auth answers it
+  }
+}
+
+function tooManyAttempts(retryAfterSeconds: number): Response {
+  return htmlMessageResponse(
+    {
+      status: 429,
+      title: 'Too many sign-in attempts',
+      message: tooManySignInAttempts(retryAfterSeconds),
+      back: { href: '/sign-in', label: 'Back to sign-in' },
+      requestId: newRequestId(),
+    },
+    new Headers({ 'Retry-After': String(retryAfterSeconds) }),
+  );
+}

@@ -71,6 +71,50 @@ async function rememberAddress(account: string, address: string): Promise<void> 
 }
 
 /**
+ * Buckets this process has seen used up, until their reset: a flood is then refused from
+ * memory, without a store call (as @upstash/ratelimit's ephemeralCache does for its
+ * `limit`, which the peek below does not use). Bounded: the oldest entry goes first.
+ */
+const blockedUntil = new Map<string, number>();
+const BLOCKED_MAX = 10_000;
+
+async function peekBucket(bucket: 'sign_in_address' | 'sign_in_account', identifier: string): Promise<RateLimitResult> {
+  const key = `${bucket}:${identifier}`;
+  const until = blockedUntil.get(key);
+  if (until !== undefined) {
+    if (until > Date.now()) return { allowed: false, limit: 0, remaining: 0, resetMs: until, windowSeconds: 0, degraded: false };
+    blockedUntil.delete(key);
+  }
+  const state = await peekRateLimit(bucket, identifier);
+  if (!state.allowed) {
+    if (blockedUntil.size >= BLOCKED_MAX) blockedUntil.delete(blockedUntil.keys().next().value!);
+    blockedUntil.set(key, state.resetMs);
+  }
+  return state;
+}
+
+/**
+ * Whether an attempt would be refused now, without hashing or counting anything: for the
+ * route handler, which then answers 429 before next-auth reads the request.
+ */
+export async function signInRefusal(address: string, email: string): Promise<LimitRefusal | undefined> {
+  const account = accountIdentifier(email);
+  const [byAddress, byAccount] = await Promise.all([peekBucket('sign_in_address', address), peekBucket('sign_in_account', account)]);
+  if (!byAddress.allowed) return refusal([byAddress]);
+  if (!byAccount.allowed && !(await isKnownAddress(account, address))) return refusal([byAccount]);
+  return undefined;
+}
+
+function refusal(results: RateLimitResult[]): LimitRefusal {
+  return { ok: false, reason: 'rate_limited', retryAfterSeconds: retryAfterSeconds(results) };
+}
+
+/** Forgets what this process remembered (tests). */
+export function forgetBlockedSignIns(): void {
+  blockedUntil.clear();
+}
+
+/**
  * Checks `password` for `email` unless the address or the account is out of failed
  * attempts; counts a failure against both.
  */
@@ -79,15 +123,8 @@ export async function signInWithPasswordLimited(
   attempt: { address: string; email: string; password: string },
 ): Promise<SignInOutcome<{ id: string; email: string; name: string | null }>> {
   const account = accountIdentifier(attempt.email);
-  const [byAddress, byAccount, known] = await Promise.all([
-    peekRateLimit('sign_in_address', attempt.address),
-    peekRateLimit('sign_in_account', account),
-    isKnownAddress(account, attempt.address),
-  ]);
-  const considered = known ? [byAddress] : [byAddress, byAccount];
-  if (considered.some((r) => !r.allowed)) {
-    return { ok: false, reason: 'rate_limited', retryAfterSeconds: retryAfterSeconds(considered) };
-  }
+  const refused = await signInRefusal(attempt.address, attempt.email);
+  if (refused) return refused;
   const user = await authenticateWithPassword(db, attempt.email, attempt.password);
   if (!user) {
     await Promise.all([consumeRateLimit('sign_in_address', attempt.address), consumeRateLimit('sign_in_account', account)]);
