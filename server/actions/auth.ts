@@ -9,7 +9,7 @@ import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/serv
 import { safeCallbackUrl } from '@/server/auth/callback-url';
 import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
 import { signUpLimited } from '@/server/auth/sign-in-limit';
-import { SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
+import { describeWait, SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
 import { clientAddressOf } from '@/server/http/client-address';
 
 export interface FormState {
@@ -71,11 +71,19 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
     if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
     throw error;
   }
-  await signIn('credentials', {
-    email: parsed.data.email,
-    password: parsed.data.password,
-    redirectTo: safeCallbackUrl(form.get('callbackUrl')),
-  });
+  try {
+    await signIn('credentials', {
+      email: parsed.data.email,
+      password: parsed.data.password,
+      redirectTo: safeCallbackUrl(form.get('callbackUrl')),
+    });
+  } catch (error) {
+    // The sign-up that used the address's last attempt leaves no attempt for signing in.
+    if (error instanceof SignInRateLimited) {
+      return { error: `Your account was created. Sign in in ${describeWait(error.retryAfterSeconds)}.`, retryAfterSeconds: error.retryAfterSeconds, email };
+    }
+    throw error;
+  }
   return {};
 }
 

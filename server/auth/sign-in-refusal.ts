@@ -40,6 +40,10 @@ export function describeSignInFailure(error: CredentialsSignin): string {
 
 /** What the person is told, on the form and on the callback's 429 page. */
 export function tooManySignInAttempts(retryAfterSeconds: number): string {
-  const wait = retryAfterSeconds < 120 ? `${retryAfterSeconds} seconds` : `${Math.ceil(retryAfterSeconds / 60)} minutes`;
-  return `Too many failed sign-in attempts. Try again in ${wait}.`;
+  return `Too many failed sign-in attempts. Try again in ${describeWait(retryAfterSeconds)}.`;
+}
+
+/** "42 seconds", "15 minutes". */
+export function describeWait(seconds: number): string {
+  return seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
 }
