@@ -76,6 +76,8 @@ export default defineConfig({
       RATE_LIMIT_GENERAL_PER_WINDOW: '100000',
       RATE_LIMIT_EXPORT_PER_WINDOW: '10000',
       RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
+      RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '100000',
+      RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: '100000',
       // e2e/webhooks.spec.ts runs its receiver on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     },

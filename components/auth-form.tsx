@@ -1,13 +1,14 @@
 'use client';
 
 import Link from 'next/link';
-import { useActionState } from 'react';
+import { useActionState, useEffect, useState } from 'react';
 import { signInWithPassword, signUpWithPassword, type FormState } from '@/server/actions/auth';
 
 export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; callbackUrl: string }) {
   const action = mode === 'sign-in' ? signInWithPassword : signUpWithPassword;
   const [state, formAction, pending] = useActionState<FormState, FormData>(action, {});
   const fieldError = (name: string) => state.fieldErrors?.[name];
+  const secondsLeft = useRetryAfter(state.retryAfterSeconds, state);
   const other = mode === 'sign-in' ? '/sign-up' : '/sign-in';
   const query = `?callbackUrl=${encodeURIComponent(callbackUrl)}`;
 
@@ -40,8 +41,14 @@ export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; c
         hint={mode === 'sign-up' ? 'At least 10 characters.' : undefined}
         error={fieldError('password')}
       />
-      <button type="submit" className="btn btn-primary" style={{ width: '100%' }} disabled={pending}>
-        {pending ? 'Please wait…' : mode === 'sign-in' ? 'Sign in' : 'Create account'}
+      <button type="submit" className="btn btn-primary" style={{ width: '100%' }} disabled={pending || secondsLeft > 0}>
+        {pending
+          ? 'Please wait…'
+          : secondsLeft > 0
+            ? `Try again in ${secondsLeft} s`
+            : mode === 'sign-in'
+              ? 'Sign in'
+              : 'Create account'}
       </button>
       <p className="muted small" style={{ marginTop: '1rem', textAlign: 'center' }}>
         {mode === 'sign-in' ? 'No account yet? ' : 'Already have an account? '}
@@ -49,6 +56,31 @@ export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; c
       </p>
     </form>
   );
+}
+
+/**
+ * Seconds until the server's Retry-After has passed (0 when none): the submit button
+ * waits that long, so that a refused attempt is not followed by more that are refused too.
+ * `answer` is the form state itself, so that every new refusal restarts the count.
+ */
+function useRetryAfter(retryAfterSeconds: number | undefined, answer: object): number {
+  const [secondsLeft, setSecondsLeft] = useState(0);
+  useEffect(() => {
+    if (!retryAfterSeconds) return;
+    const until = Date.now() + retryAfterSeconds * 1000;
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((until - Date.now()) / 1000));
+      setSecondsLeft(left);
+      if (left === 0) clearInterval(timer);
+    };
+    const first = setTimeout(tick, 0);
+    const timer = setInterval(tick, 1000);
+    return () => {
+      clearTimeout(first);
+      clearInterval(timer);
+    };
+  }, [retryAfterSeconds, answer]);
+  return secondsLeft;
 }
 
 function Field(props: {

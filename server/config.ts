@@ -103,6 +103,12 @@ const envSchema = z.object({
   RATE_LIMIT_EXPORT_WINDOW_SECONDS: positiveInt(3600),
   RATE_LIMIT_CALENDAR_PER_HOUR: positiveInt(60),
   RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: positiveInt(30),
+  // Failed password sign-ins (and sign-ups) per client address, and failed sign-ins per
+  // account (server/auth/sign-in-limit.ts).
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: positiveInt(10),
+  RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(60),
+  RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: positiveInt(10),
+  RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(900),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
   // Where the client address of the failed-authentication limit comes from (server/http/client-address.ts).
   TRUSTED_PROXY_HOPS: proxyHops,
@@ -221,6 +227,11 @@ export function parseConfig(env: Record<string, string | undefined>) {
       // Test events and resends a user asks for, per user: each makes this server send a
       // request to an address the user chose, so their number is bounded.
       webhookManual: { limit: 60, windowSeconds: 3600 },
+      // Each password check costs a bcrypt hash (tens of milliseconds of a core): failed
+      // attempts are counted per client address and per account, and an attempt over
+      // either limit is refused before any hash (server/auth/sign-in-limit.ts).
+      signInAddress: { limit: c.RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS },
+      signInAccount: { limit: c.RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     clientAddress: clientAddressSource(c),

@@ -1,4 +1,5 @@
-import bcrypt from 'bcryptjs';
+import bcrypt from 'bcrypt';
+import { PASSWORD_HASH_COST } from '@/lib/passwords';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../client';
 import { contracts, memberships, organizations, users, type NewContract } from '../schema';
@@ -240,7 +241,7 @@ export async function seedDemo(db: Database): Promise<{ inserted: number }> {
     .where(sql`${users.email} in ${Object.values(DEMO_USERS).map((u) => u.email)}`);
   const missing = Object.values(DEMO_USERS).filter((u) => !existing.some((e) => e.email === u.email));
   if (missing.length > 0) {
-    const passwordHash = await bcrypt.hash(DEMO_PASSWORD, 10);
+    const passwordHash = await bcrypt.hash(DEMO_PASSWORD, PASSWORD_HASH_COST);
     const rows = await db
       .insert(users)
       .values(missing.map((u) => ({ ...u, passwordHash, createdAt: new Date(REFERENCE - 90 * 86_400_000) })))

@@ -1,4 +1,5 @@
-import bcrypt from 'bcryptjs';
+import bcrypt from 'bcrypt';
+import { PASSWORD_HASH_COST } from '@/lib/passwords';
 import { sql, type SQL } from 'drizzle-orm';
 import { executeRows, type Database } from '../client';
 import { DEMO_PASSWORD } from './demo';
@@ -86,7 +87,7 @@ function insertContracts(from: number, count: number, owner: SQL, organization: 
 
 export async function seedScale(db: Database, contracts: number): Promise<ScalePlan> {
   const plan = scalePlan(contracts);
-  const passwordHash = await bcrypt.hash(DEMO_PASSWORD, 10);
+  const passwordHash = await bcrypt.hash(DEMO_PASSWORD, PASSWORD_HASH_COST);
   const firstSharedOrg = plan.heavyOrgs + 2; // orgs 1..5 heavy, 6 typical, 7.. shared
   const sharedOrgs = Math.max(1, plan.organizations - firstSharedOrg + 1);
 

@@ -38,6 +38,9 @@ function limitMessage(bucket: RateLimitBucket, limit: number, windowSeconds: num
   switch (bucket) {
     case 'auth_failure':
       return 'Too many requests with invalid API keys from this address. Retry later.';
+    case 'sign_in_address':
+    case 'sign_in_account':
+      return `Too many failed sign-in attempts. Try again in ${retryAfter} seconds.`;
     case 'webhook_manual':
       return `You sent ${limit} test events and resends in the last hour, the most allowed. Retry after ${retryAfter} seconds.`;
     case 'conditional':

@@ -1,5 +1,6 @@
 'use server';
 
+import { headers } from 'next/headers';
 import { AuthError } from 'next-auth';
 import { redirect } from 'next/navigation';
 import { z } from 'zod';
@@ -10,11 +11,20 @@ import { redirectPathOf, safeCallbackUrl } from '@/server/auth/callback-url';
 import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
 import { currentUser } from '@/server/auth/session';
 import { endAllSessions } from '@/server/auth/session-version';
+import { signUpLimited } from '@/server/auth/sign-in-limit';
+import { describeWait, SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
+import { clientAddressOf } from '@/server/http/client-address';
 
 export interface FormState {
   error?: string;
   fieldErrors?: Record<string, string>;
   email?: string;
+  /** Set when the limit refused the attempt: the form waits this long before it submits again. */
+  retryAfterSeconds?: number;
+}
+
+function refused(retryAfterSeconds: number, email: string): FormState {
+  return { error: tooManySignInAttempts(retryAfterSeconds), retryAfterSeconds, email };
 }
 
 const GENERIC_SIGN_IN_ERROR = 'Wrong email or password.';
@@ -27,6 +37,7 @@ export async function signInWithPassword(_prev: FormState, form: FormData): Prom
   try {
     target = await signIn('credentials', { email, password, redirectTo, redirect: false });
   } catch (error) {
+    if (error instanceof SignInRateLimited) return refused(error.retryAfterSeconds, email);
     if (error instanceof AuthError) return { error: GENERIC_SIGN_IN_ERROR, email };
     throw error;
   }
@@ -55,18 +66,30 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
     for (const issue of parsed.error.issues) fieldErrors[String(issue.path[0])] ??= issue.message;
     return { fieldErrors, email };
   }
+  // Sign-ups count against the sign-in limit of the client address (sign-in-limit.ts).
+  const db = await getDb();
   try {
-    await createUserWithPassword(await getDb(), parsed.data);
+    const created = await signUpLimited(clientAddressOf(await headers()), () => createUserWithPassword(db, parsed.data));
+    if (!created.ok) return refused(created.retryAfterSeconds, email);
   } catch (error) {
     if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
     throw error;
   }
-  const target = await signIn('credentials', {
-    email: parsed.data.email,
-    password: parsed.data.password,
-    redirectTo: safeCallbackUrl(form.get('callbackUrl')),
-    redirect: false,
-  });
+  let target: string;
+  try {
+    target = await signIn('credentials', {
+      email: parsed.data.email,
+      password: parsed.data.password,
+      redirectTo: safeCallbackUrl(form.get('callbackUrl')),
+      redirect: false,
+    });
+  } catch (error) {
+    // The sign-up that used the address's last attempt leaves no attempt for signing in.
+    if (error instanceof SignInRateLimited) {
+      return { error: `Your account was created. Sign in in ${describeWait(error.retryAfterSeconds)}.`, retryAfterSeconds: error.retryAfterSeconds, email };
+    }
+    throw error;
+  }
   redirect(redirectPathOf(target));
 }
 

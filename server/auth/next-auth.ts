@@ -1,5 +1,5 @@
 import 'server-only';
-import NextAuth, { type NextAuthConfig } from 'next-auth';
+import NextAuth, { AuthError, CredentialsSignin, type NextAuthConfig } from 'next-auth';
 import Credentials from 'next-auth/providers/credentials';
 import GitHub from 'next-auth/providers/github';
 import { z } from 'zod';
@@ -8,9 +8,14 @@ import { selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
 import { authSecret, config } from '@/server/config';
 import { requestGitHubUserinfo } from './github-userinfo';
 import { GITHUB, resolveGitHubSignIn } from './oauth-accounts';
-import { authenticateWithPassword } from './users';
 import { safeRedirect } from './callback-url';
 import { endAllSessions, sessionIsCurrent, stampSessionVersion } from './session-version';
+import { clientAddressOf } from '@/server/http/client-address';
+import { signInRefusal, signInWithPasswordLimited } from './sign-in-limit';
+import { describeSignInFailure, noteRefusal, SignInRateLimited, tooManySignInAttempts, withRefusalSlot } from './sign-in-refusal';
+import { htmlMessageResponse } from '@/server/http/html-message';
+import { newRequestId } from '@/server/http/responses';
+import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
 
@@ -29,14 +34,38 @@ function authConfig(): NextAuthConfig {
         if ('token' in message) await endAllSessions(await getDb(), message.token?.sub);
       },
     },
+    logger: {
+      error(error) {
+        // A failed sign-in is an everyday event: one line, no stack, no e-mail address.
+        if (error instanceof CredentialsSignin) {
+          console.warn(describeSignInFailure(error));
+          return;
+        }
+        const name = error instanceof AuthError ? error.type : error.name;
+        console.error(`[auth][error] ${name}: ${error.message}`, error.cause ?? error.stack ?? '');
+      },
+    },
     providers: [
       Credentials({
         credentials: { email: {}, password: {} },
-        async authorize(raw) {
+        // The one password check of every sign-in path: this callback, and the sign-in and
+        // sign-up forms, whose server actions call signIn('credentials'), which comes here
+        // with the form's request headers (so the same client address).
+        async authorize(raw, request) {
           const parsed = credentialsSchema.safeParse(raw);
           if (!parsed.success) return null;
-          const user = await authenticateWithPassword(await getDb(), parsed.data.email, parsed.data.password);
-          return user ?? null;
+          const outcome = await signInWithPasswordLimited(await getDb(), {
+            address: clientAddressOf(request.headers),
+            email: parsed.data.email,
+            password: parsed.data.password,
+          });
+          if (outcome.ok) return outcome.value;
+          if (outcome.reason === 'rate_limited') {
+            const refusal = new SignInRateLimited(outcome.retryAfterSeconds);
+            noteRefusal(refusal);
+            throw refusal;
+          }
+          return null;
         },
       }),
       // GitHub sign-in switches on when AUTH_GITHUB_ID and AUTH_GITHUB_SECRET are set.
@@ -99,4 +128,49 @@ export const { handlers, auth, signIn, signOut } = NextAuth(() => authConfig());
 /** Whether GitHub sign-in is configured (the sign-in page shows its button then). */
 export function githubEnabled(): boolean {
   return Boolean(config().auth.github);
+}
+
+/**
+ * next-auth's route handlers. A password sign-in over the limit is answered 429 with
+ * Retry-After (and a short page saying when to try again) before next-auth reads the
+ * request, so that refusing a flood costs as little as possible; one refused inside
+ * `authorize` (the limit reached meanwhile) would come back as next-auth's redirect with
+ * `?code=rate_limited` only, and is answered the same way.
+ */
+export const routeHandlers = {
+  GET: handlers.GET,
+  async POST(request: NextRequest): Promise<Response> {
+    if (request.nextUrl.pathname.endsWith('/callback/credentials')) {
+      const email = await formField(request, 'email');
+      const refused = email === undefined ? undefined : await signInRefusal(clientAddressOf(request.headers), email);
+      if (refused) {
+        console.warn(describeSignInFailure(new SignInRateLimited(refused.retryAfterSeconds)));
+        return tooManyAttempts(refused.retryAfterSeconds);
+      }
+    }
+    const { response, retryAfterSeconds } = await withRefusalSlot(() => handlers.POST(request));
+    return retryAfterSeconds === undefined ? response : tooManyAttempts(retryAfterSeconds);
+  },
+};
+
+async function formField(request: NextRequest, name: string): Promise<string | undefined> {
+  try {
+    const value = (await request.clone().formData()).get(name);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined; // not a form: next-auth answers it
+  }
+}
+
+function tooManyAttempts(retryAfterSeconds: number): Response {
+  return htmlMessageResponse(
+    {
+      status: 429,
+      title: 'Too many sign-in attempts',
+      message: tooManySignInAttempts(retryAfterSeconds),
+      back: { href: '/sign-in', label: 'Back to sign-in' },
+      requestId: newRequestId(),
+    },
+    new Headers({ 'Retry-After': String(retryAfterSeconds) }),
+  );
 }

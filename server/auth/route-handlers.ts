@@ -2,10 +2,11 @@ import 'server-only';
 import { NextRequest } from 'next/server';
 import { readBoundedBody } from '@/server/http/body';
 import { publicOriginOf } from '@/server/http/public-origin';
-import { handlers } from './next-auth';
+import { routeHandlers } from './next-auth';
 
 /**
- * next-auth's route handlers (/api/auth/*) behind two guards:
+ * next-auth's route handlers (/api/auth/*, with the sign-in limit of next-auth.ts's
+ * routeHandlers) behind two guards:
  * - the body is read here, at most 100 KiB (a larger one is a 413 before it is read in
  *   full); next-auth would otherwise buffer whatever it is sent;
  * - X-Forwarded-Host and X-Forwarded-Proto are replaced by the public origin the app
@@ -26,5 +27,5 @@ async function guarded(req: NextRequest, handler: (req: NextRequest) => Promise<
   return handler(new NextRequest(req.url, { method: req.method, headers, body: body as BodyInit | undefined, signal: req.signal }));
 }
 
-export const GET = (req: NextRequest) => guarded(req, handlers.GET);
-export const POST = (req: NextRequest) => guarded(req, handlers.POST);
+export const GET = (req: NextRequest) => guarded(req, routeHandlers.GET);
+export const POST = (req: NextRequest) => guarded(req, routeHandlers.POST);

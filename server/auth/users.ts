@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '@/db/client';
 import { users } from '@/db/schema';
-import { hashPassword, verifyPassword } from './passwords';
+import { hashPassword, needsRehash, verifyPassword } from './passwords';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -15,7 +15,13 @@ export async function authenticateWithPassword(db: Database, email: string, pass
     .where(eq(users.email, normalizeEmail(email)))
     .limit(1);
   const ok = await verifyPassword(password, user?.passwordHash);
-  return ok && user ? { id: user.id, email: user.email, name: user.name } : undefined;
+  if (!ok || !user) return undefined;
+  // A hash of another cost (the seeds used 10) would let a wrong password answer faster
+  // than an unknown e-mail, which is compared against a hash of today's cost: make it again.
+  if (user.passwordHash && needsRehash(user.passwordHash)) {
+    await db.update(users).set({ passwordHash: await hashPassword(password) }).where(eq(users.id, user.id));
+  }
+  return { id: user.id, email: user.email, name: user.name };
 }
 
 export class EmailTakenError extends Error {

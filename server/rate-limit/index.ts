@@ -82,6 +82,8 @@ function buildFromConfig(): RateLimiter {
     calendar: rateLimit.calendar,
     auth_failure: rateLimit.authFailures,
     webhook_manual: rateLimit.webhookManual,
+    sign_in_address: rateLimit.signInAddress,
+    sign_in_account: rateLimit.signInAccount,
   };
   return createRateLimiter({
     store: createStoreFromConfig(rateLimit, (error) => failureLog.failure('redis connection error', error)),

@@ -2,9 +2,26 @@ import type { Ratelimit } from '@upstash/ratelimit';
 import type { Redis } from '@upstash/redis';
 
 /** The independent quotas of the API; each has its own keys in the store. */
-export type RateLimitBucket = 'general' | 'conditional' | 'export' | 'calendar' | 'auth_failure' | 'webhook_manual';
+export type RateLimitBucket =
+  | 'general'
+  | 'conditional'
+  | 'export'
+  | 'calendar'
+  | 'auth_failure'
+  | 'webhook_manual'
+  | 'sign_in_address'
+  | 'sign_in_account';
 
-export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = ['general', 'conditional', 'export', 'calendar', 'auth_failure', 'webhook_manual'];
+export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = [
+  'general',
+  'conditional',
+  'export',
+  'calendar',
+  'auth_failure',
+  'webhook_manual',
+  'sign_in_address',
+  'sign_in_account',
+];
 
 /** One bucket's quota: `limit` requests per sliding window of `windowSeconds`. */
 export interface BucketPolicy {

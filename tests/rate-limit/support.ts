@@ -43,6 +43,8 @@ export function policies(overrides: Partial<BucketPolicies> = {}): BucketPolicie
     calendar: { limit: 60, windowSeconds: 3600 },
     auth_failure: { limit: 30, windowSeconds: 60 },
     webhook_manual: { limit: 60, windowSeconds: 3600 },
+    sign_in_address: { limit: 10, windowSeconds: 60 },
+    sign_in_account: { limit: 10, windowSeconds: 900 },
     ...overrides,
   };
 }
