@@ -158,6 +158,7 @@ export async function listAnswer(db: FloorDatabase, scope: CallerScope, query: U
   const filters = filtersOf(query.get('status') ?? undefined, query.get('organization_id') ?? undefined);
   if (!filters) return failure(400, 'invalid_request');
   if (filters.organizationId && !scope.organizationIds.includes(filters.organizationId)) return failure(403, 'forbidden');
+  // No q here, so the total is always exact (a q total is capped: pagination.total_exact).
   // One row more than the page, as the app reads it: whether another page follows, and its cursor.
   const page = requestStatements.page(scope, filters, { limit: limit + 1, offset });
   const count = requestStatements.count(scope, filters);
@@ -173,7 +174,7 @@ export async function listAnswer(db: FloorDatabase, scope: CallerScope, query: U
   const nextCursor = hasMore && last ? encodeCursor(DEFAULT_SORT, { key: last.sort_key_text as string | null, id: last.id as string }, fingerprint) : null;
   return {
     status: 200,
-    body: { success: true, data: { contracts: rows.map(summary), pagination: { limit, offset, total, next_cursor: nextCursor, has_more: hasMore } } },
+    body: { success: true, data: { contracts: rows.map(summary), pagination: { limit, offset, total, total_exact: true, next_cursor: nextCursor, has_more: hasMore } } },
   };
 }
 
