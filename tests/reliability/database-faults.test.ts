@@ -109,7 +109,11 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
     expectServed(await everyOperation());
   });
 
-  it('a statement slower than statement_timeout: 503 after about the timeout, served once it is fast again', async () => {
+  // Behind a transaction pooler (DATABASE_PREPARE=false marks one in this suite) the
+  // app's statement_timeout is a startup parameter the pooler drops, and the database's
+  // default does not reach server connections the pooler opened before: the deployment sets
+  // it on the role (README, "Statement timeout behind a transaction pooler"). Skipped there.
+  it.skipIf(!PREPARE)('a statement slower than statement_timeout: 503 after about the timeout, served once it is fast again', async () => {
     // Another session holds an exclusive lock on contracts: every contracts query waits.
     const locker = await openPostgres(db.url, { max: 1 });
     try {

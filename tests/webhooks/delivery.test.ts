@@ -8,6 +8,7 @@ import { LEASE_MS } from '@/server/webhooks/worker';
 import { deliveryLog, listEndpoints } from '@/server/webhooks/endpoints';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { configureForFile } from '../helpers/config';
+import { PREPARE } from '../helpers/db';
 import { createDemoWorld, type DemoWorld } from '../reliability/support/world';
 import { clearWebhooks, receiverEndpoint, startReceiver, testClock, testWorker, verify, WEBHOOK_TEST_ENV, type Receiver } from './support';
 
@@ -30,7 +31,7 @@ const ALICE = DEMO_USERS.alice.id;
 beforeAll(async () => {
   world = await createDemoWorld();
   const url = (world.handle as DatabaseHandle & { url?: string }).url;
-  writer = url ? await openPostgres(url, { max: 1 }) : { query: world.handle.query, close: async () => {} };
+  writer = url ? await openPostgres(url, { max: 1, prepare: PREPARE }) : { query: world.handle.query, close: async () => {} };
 });
 afterAll(async () => {
   await writer?.close();
@@ -80,7 +81,9 @@ describe('a change made with plain SQL', () => {
     expect((await listEndpoints(world.handle.db, ALICE))[0]!.last24h).toEqual({ succeeded: 1, failed: 0 });
   });
 
-  it('is delivered within 5 s of the commit by a running worker (LISTEN/NOTIFY)', async () => {
+  // LISTEN does not cross a transaction pooler (DATABASE_PREPARE=false marks one in this
+  // suite): there the worker's 2 s poll delivers (docs/webhooks.md), which this test rules out.
+  it.skipIf(!PREPARE)('is delivered within 5 s of the commit by a running worker (LISTEN/NOTIFY)', async () => {
     const { secret } = await receiverEndpoint(world.handle.db, ALICE, receiver);
     // A poll of a minute: only the notification can bring the event within 5 s.
     const worker = testWorker(world.handle.db, { handle: world.handle, pollIntervalMs: 60_000 });
@@ -206,7 +209,7 @@ describe('workers', () => {
   it('two workers deliver each attempt once', async () => {
     const url = (world.handle as DatabaseHandle & { url?: string }).url;
     // On Postgres each worker has a pool of its own, as separate processes would.
-    const pools = url ? await Promise.all([openPostgres(url, { max: 3 }), openPostgres(url, { max: 3 })]) : [];
+    const pools = url ? await Promise.all([openPostgres(url, { max: 3, prepare: PREPARE }), openPostgres(url, { max: 3, prepare: PREPARE })]) : [];
     try {
       const { secret } = await receiverEndpoint(world.handle.db, ALICE, receiver);
       receiver.fallback = { status: 200, delayMs: 20 };
