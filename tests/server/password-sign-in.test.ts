@@ -66,8 +66,10 @@ describe('password sign-in through next-auth', () => {
       expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
       expect(refused.body).toContain(`Too many failed sign-in attempts. Try again in`);
     }
-    // The account's window is longer than the address's.
-    expect(Number(results[9]!.retryAfter)).toBeGreaterThan(60);
+    // Attempt 9 came from a fresh address, so the account's limit refused it: its Retry-After
+    // runs to the end of the account's window (900 s by default). Windows are counted from
+    // fixed boundaries, so it may be any time up to that (CI once saw 36 s): no lower bound.
+    expect(Number(results[9]!.retryAfter)).toBeLessThanOrEqual(900);
   }, CHILD_TIMEOUT_MS + 5_000);
 
   it('logs one line per failed sign-in: no stack, no e-mail address', () => {
