@@ -1,5 +1,5 @@
 import bcrypt from 'bcrypt';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { PASSWORD_HASH_COST } from '@/lib/passwords';
@@ -9,6 +9,7 @@ import { verifyPassword } from '@/server/auth/passwords';
 import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
+import { awayFromWindowEdge } from '../helpers/window-edge';
 
 /**
  * The sign-in limit (issue 17): failed password sign-ins per client address and per
@@ -31,6 +32,8 @@ beforeAll(async () => {
 });
 afterAll(async () => handle?.close());
 afterEach(() => vi.restoreAllMocks());
+// Each test counts attempts exactly within one 60 s window (900 s, a multiple, for accounts).
+beforeEach(() => awayFromWindowEdge(60, 10_000), 15_000);
 
 const attempt = (address: string, email: string, password: string) => signInWithPasswordLimited(handle.db, { address, email, password });
 
