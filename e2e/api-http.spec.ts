@@ -78,7 +78,7 @@ interface ContractDetail extends ContractSummary {
 }
 interface ListBody {
   success: true;
-  data: { contracts: ContractSummary[]; pagination: { limit: number; offset: number; total: number; has_more: boolean; next_cursor: string | null } };
+  data: { contracts: ContractSummary[]; pagination: { limit: number; offset: number; total: number; total_exact: boolean; has_more: boolean; next_cursor: string | null } };
 }
 interface GetBody {
   success: true;
@@ -231,7 +231,7 @@ for (const user of USERS) {
       const all = await documented<ListBody>(LIST, 'GET', '/contracts?limit=100', { key: keys[user] });
       expect(all.status).toBe(200);
       expect(all.body.success).toBe(true);
-      expect(all.body.data.pagination).toEqual({ limit: 100, offset: 0, total: expected.length, has_more: false, next_cursor: null });
+      expect(all.body.data.pagination).toEqual({ limit: 100, offset: 0, total: expected.length, total_exact: true, has_more: false, next_cursor: null });
       expect(all.body.data.contracts.map((c) => c.id)).toEqual(expected);
       for (const c of all.body.data.contracts) {
         if (c.organization_id === null) {
@@ -243,7 +243,7 @@ for (const user of USERS) {
 
       // Default page size and pages of 5: same order, nothing lost or repeated.
       const first = await documented<ListBody>(LIST, 'GET', '/contracts', { key: keys[user] });
-      expect(first.body.data.pagination).toEqual({ limit: 50, offset: 0, total: expected.length, has_more: false, next_cursor: null });
+      expect(first.body.data.pagination).toEqual({ limit: 50, offset: 0, total: expected.length, total_exact: true, has_more: false, next_cursor: null });
       const paged: string[] = [];
       for (let offset = 0; offset < expected.length; offset += 5) {
         const page = await documented<ListBody>(LIST, 'GET', `/contracts?limit=5&offset=${offset}`, { key: keys[user] });
@@ -252,6 +252,7 @@ for (const user of USERS) {
           limit: 5,
           offset,
           total: expected.length,
+          total_exact: true,
           has_more: more,
           next_cursor: more ? expect.any(String) : null,
         });
@@ -261,7 +262,7 @@ for (const user of USERS) {
       const past = await documented<ListBody>(LIST, 'GET', `/contracts?offset=${expected.length}`, { key: keys[user] });
       expect(past.body.data).toEqual({
         contracts: [],
-        pagination: { limit: 50, offset: expected.length, total: expected.length, has_more: false, next_cursor: null },
+        pagination: { limit: 50, offset: expected.length, total: expected.length, total_exact: true, has_more: false, next_cursor: null },
       });
     });
 
