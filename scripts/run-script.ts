@@ -1,4 +1,5 @@
 import { ConfigError } from '@/server/config';
+import { causeChain } from '@/server/errors';
 
 /**
  * Runs a command-line entry point: a clear message and exit code 1 on failure, and an
@@ -11,8 +12,9 @@ export function runScript(main: () => Promise<void>): void {
       if (error instanceof ConfigError || error instanceof UsageError) {
         console.error(error.message);
       } else {
-        const cause = error instanceof Error && error.cause instanceof Error ? `\n  cause: ${error.cause.message}` : '';
-        console.error(error instanceof Error ? `Error: ${error.message}${cause}` : error);
+        const [, cause] = causeChain(error);
+        const causeLine = error instanceof Error && cause instanceof Error ? `\n  cause: ${cause.message}` : '';
+        console.error(error instanceof Error ? `Error: ${error.message}${causeLine}` : error);
       }
       process.exit(1);
     },

@@ -45,7 +45,11 @@ export async function selectTokenOwner(db: Database, kind: TokenKind, id: string
   return row?.userId;
 }
 
-/** Tokens of a kind neither revoked nor expired at `now`. */
+/**
+ * Tokens of a kind neither revoked nor expired at `now`: in SQL, the rule `statusOf`
+ * (server/access/tokens.ts) decides in TypeScript; tests/access/token-status.test.ts holds
+ * the two together.
+ */
 export async function countActiveTokens(db: Database, kind: TokenKind, userId: string, now: Date): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })

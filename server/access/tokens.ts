@@ -39,7 +39,11 @@ const POLICIES: Record<TokenKind, KindPolicy> = {
   calendar_feed: { noun: 'calendar feed', nouns: 'calendar feeds', cacheTtlMs: 0 },
 };
 
-/** Whether a token is active, expired or revoked at `now` (expiry to the millisecond). */
+/**
+ * Whether a token is active, expired or revoked at `now` (expiry to the millisecond).
+ * The same rule is written in SQL by `countActiveTokens` (db/queries/tokens.ts, for the
+ * limit of active tokens); tests/access/token-status.test.ts holds the two together.
+ */
 export function statusOf(token: { expiresAt: Date | null; revokedAt: Date | null }, now: Date): TokenStatus {
   if (token.revokedAt) return 'revoked';
   // Compared as full timestamps: a key expiring at 10:00:00.000 is refused from that instant.

@@ -1,4 +1,5 @@
 import { AppError } from '@/server/errors';
+import { apiHeaders, errorResponse, newRequestId } from './responses';
 
 export interface BodyTimeout {
   /** How long the whole body may take to arrive; past it the request is a 408. */
@@ -91,22 +92,24 @@ export function parseJsonBody(text: string, example: string): unknown {
  */
 export const INTERNAL_BODY_LIMIT = 100 * 1024;
 
-/** The 413 of the internal endpoints (the pages never send that much; a client that does gets no more). */
-export function internalBodyTooLarge(limit = INTERNAL_BODY_LIMIT): Response {
-  return Response.json(
-    { error: { message: `The request body is larger than ${limit} bytes.` } },
-    { status: 413, headers: { 'Cache-Control': 'no-store', Connection: 'close' } },
-  );
+/**
+ * The 413 of the internal endpoints (the pages never send that much; a client that does
+ * gets no more): bodyTooLarge's error in the envelope, and the connection closed.
+ */
+export function internalBodyTooLarge(limit = INTERNAL_BODY_LIMIT, requestId = newRequestId()): Response {
+  const headers = apiHeaders(requestId);
+  headers.set('Connection', 'close');
+  return errorResponse(bodyTooLarge(limit), requestId, headers);
 }
 
 /**
  * The body of a request to an internal endpoint, read into memory only up to `limit`
  * bytes: a declared Content-Length over it is refused before anything is read, a chunked
  * body as soon as it passes the limit. Undefined when there is no body; a 413 Response
- * when there is too much.
+ * (under `requestId` when given) when there is too much.
  */
-export async function readBoundedBody(req: Request, limit = INTERNAL_BODY_LIMIT): Promise<Uint8Array | undefined | Response> {
-  if (Number(req.headers.get('content-length') ?? 0) > limit) return internalBodyTooLarge(limit);
+export async function readBoundedBody(req: Request, limit = INTERNAL_BODY_LIMIT, requestId?: string): Promise<Uint8Array | undefined | Response> {
+  if (Number(req.headers.get('content-length') ?? 0) > limit) return internalBodyTooLarge(limit, requestId);
   if (!req.body || req.method === 'GET' || req.method === 'HEAD') return undefined;
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -117,7 +120,7 @@ export async function readBoundedBody(req: Request, limit = INTERNAL_BODY_LIMIT)
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      return internalBodyTooLarge(limit);
+      return internalBodyTooLarge(limit, requestId);
     }
     chunks.push(value);
   }

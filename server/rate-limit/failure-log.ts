@@ -1,3 +1,5 @@
+import { causeChain, errorCodeOf } from '@/server/errors';
+
 /**
  * Warnings about the rate-limit store. During an outage every request fails the same
  * way, so lines are throttled: at most one per interval, carrying the number of
@@ -60,16 +62,11 @@ export function createFailureLog(options: FailureLogOptions = {}): FailureLog {
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return typeof error === 'string' ? clip(error) : 'unknown error';
-  const code = errorCode(error) ?? (error.cause instanceof Error ? errorCode(error.cause) : undefined);
+  const code = errorCodeOf(error);
   const message = error.message.replace(/,? command was:[\s\S]*$/, '');
-  const causeMessage =
-    error.cause instanceof Error && error.cause.message !== error.message ? ` (${error.cause.message})` : '';
+  const [, cause] = causeChain(error);
+  const causeMessage = cause instanceof Error && cause.message !== error.message ? ` (${cause.message})` : '';
   return clip(`${error.name}${code ? ` ${code}` : ''}: ${message}${causeMessage}`);
-}
-
-function errorCode(error: Error): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 function clip(text: string): string {

@@ -81,7 +81,7 @@ function buildRoutes(): Route[] {
 
 let routes: Route[] | undefined;
 
-/** The route table (exported for the test that holds it against the document). */
+/** The route table (exported for tests/server/deadline.test.ts, which holds every route to the deadline). */
 export function apiRoutes(): readonly Route[] {
   routes ??= buildRoutes();
   return routes;

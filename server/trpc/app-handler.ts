@@ -2,10 +2,10 @@ import 'server-only';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { currentUser } from '@/server/auth/session';
 import { getDb } from '@/server/database';
-import { toAppError } from '@/server/errors';
-import { readBoundedBody } from '@/server/http/body';
+import { AppError, toAppError } from '@/server/errors';
+import { INTERNAL_BODY_LIMIT, readBoundedBody } from '@/server/http/body';
 import { requestContext } from '@/server/http/context';
-import { newRequestId } from '@/server/http/responses';
+import { errorResponse, newRequestId } from '@/server/http/responses';
 import { isSameOriginRequest } from '@/server/http/same-origin';
 import { internalRouter } from './root';
 
@@ -14,15 +14,15 @@ import { internalRouter } from './root';
  * cookie. It serves the internal router only: the REST API's procedures are not here.
  */
 export async function handleAppTrpcRequest(req: Request): Promise<Response> {
+  const requestId = newRequestId();
   if (req.method !== 'GET' && !isSameOriginRequest(req)) {
-    return Response.json({ error: { message: 'Cross-site request refused.' } }, { status: 403 });
+    return errorResponse(new AppError('forbidden', 'Cross-site request refused.'), requestId);
   }
   // The pages send a few KiB: a body over 100 KiB is a 413 before it is read in full
   // (tRPC would buffer all of it).
-  const body = await readBoundedBody(req);
+  const body = await readBoundedBody(req, INTERNAL_BODY_LIMIT, requestId);
   if (body instanceof Response) return body;
   const bounded = new Request(req.url, { method: req.method, headers: req.headers, body: body as BodyInit | undefined, signal: req.signal });
-  const requestId = newRequestId();
   const responseHeaders = new Headers();
   const response = await fetchRequestHandler({
     endpoint: '/api/trpc',

@@ -31,7 +31,7 @@ import {
 import { webhookSecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
-import { AppError } from '@/server/errors';
+import { AppError, invalidRequest } from '@/server/errors';
 import { exampleContract } from '@/server/rest/openapi-examples';
 import { DestinationError, parseDestination, resolveDestination, type DestinationPolicy, type Resolver } from './destination';
 import { WebhookWorker } from './worker';
@@ -108,10 +108,7 @@ async function endpointOf(db: Database, userId: string, id: string): Promise<End
  */
 export async function createEndpoint(db: Database, userId: string, input: CreateEndpointInput, options: EndpointOptions = {}): Promise<{ secret: string; endpoint: EndpointRow }> {
   const parsed = createEndpointInput.safeParse(input);
-  if (!parsed.success) {
-    const details = parsed.error.issues.map((issue) => ({ param: issue.path.map(String).join('.') || 'body', message: issue.message }));
-    throw new AppError('invalid_request', details.map((d) => d.message).join(' '), details);
-  }
+  if (!parsed.success) throw invalidRequest(parsed.error.issues);
   const policy = policyOf(options);
   let url: URL;
   try {

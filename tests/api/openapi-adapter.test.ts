@@ -92,6 +92,32 @@ describe("the JSON operations' dispatcher answers as trpc-to-openapi's own adapt
     expect(await comparable(await ours(request(path)))).toEqual(await comparable(await library(request(path))));
   });
 
+  describe('with a cursor (taken from a first page)', () => {
+    const cursors: Record<string, string> = {};
+    beforeAll(async () => {
+      for (const first of ['/contracts?limit=2', '/contracts?limit=2&sort=-contract_value']) {
+        const page = (await (await ours(request(first))).json()) as { data: { pagination: { next_cursor: string | null } } };
+        expect(page.data.pagination.next_cursor, first).toEqual(expect.any(String));
+        cursors[first] = encodeURIComponent(page.data.pagination.next_cursor!);
+      }
+    });
+
+    // The 400 of cursor with a non-zero offset is decided by the input schema
+    // (listContractsInput's refinement), which both adapters run: the same answer is required.
+    it.each([
+      ['the next page', 200, (c: Record<string, string>) => `/contracts?limit=2&cursor=${c['/contracts?limit=2']}`],
+      ['the next page of a sorted list', 200, (c: Record<string, string>) => `/contracts?limit=2&sort=-contract_value&cursor=${c['/contracts?limit=2&sort=-contract_value']}`],
+      ['cursor with offset=0', 200, (c: Record<string, string>) => `/contracts?limit=2&offset=0&cursor=${c['/contracts?limit=2']}`],
+      ['cursor with a non-zero offset', 400, (c: Record<string, string>) => `/contracts?limit=2&offset=1&cursor=${c['/contracts?limit=2']}`],
+      ['a cursor that was never issued', 400, () => '/contracts?limit=2&cursor=bm90LWEtY3Vyc29y'],
+    ] as const)('GET %s: %i', async (_case, status, pathOf) => {
+      const path = pathOf(cursors);
+      const answer = await comparable(await ours(request(path)));
+      expect(answer).toEqual(await comparable(await library(request(path))));
+      expect(answer.status).toBe(status);
+    });
+  });
+
   it('without a key', async () => {
     expect(await comparable(await ours(request('/contracts', false)))).toEqual(await comparable(await library(request('/contracts', false))));
   });

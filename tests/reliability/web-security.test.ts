@@ -131,6 +131,8 @@ describe('the internal tRPC endpoint refuses cross-site mutations', () => {
     const res = await handleAppTrpcRequest(mutation(headers));
     expect(res.status).toBe(403);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toMatchObject({ success: false, error: { code: 'forbidden', message: 'Cross-site request refused.' }, request_id: res.headers.get('x-request-id') });
     expect(await keyCount()).toBe(before);
   });
 

@@ -55,6 +55,20 @@ describe('readBoundedBody', () => {
     expect(Buffer.from(read as Uint8Array).toString()).toBe(body);
     expect(((await readBoundedBody(post(body + 'x'))) as Response).status).toBe(413);
   });
+
+  it('answers the 413 in the error envelope, with the message, no-store and the connection closed', async () => {
+    const res = (await readBoundedBody(post('x'.repeat(INTERNAL_BODY_LIMIT + 1)))) as Response;
+    expect(res.status).toBe(413);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('connection')).toBe('close');
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const requestId = res.headers.get('x-request-id');
+    expect(await res.json()).toEqual({
+      success: false,
+      error: { code: 'payload_too_large', message: `The request body is larger than ${INTERNAL_BODY_LIMIT} bytes.`, details: [{ param: 'body', message: `At most ${INTERNAL_BODY_LIMIT} bytes.` }] },
+      request_id: requestId,
+    });
+  });
 });
 
 describe('/api/trpc', () => {
@@ -64,6 +78,7 @@ describe('/api/trpc', () => {
       const res = await handleAppTrpcRequest(post(stream, declared ? { 'content-length': String(50 * 1024 * 1024) } : {}));
       expect(res.status, declared ? 'declared' : 'chunked').toBe(413);
       expect(pulled.bytes).toBeLessThan(INTERNAL_BODY_LIMIT + 64 * 1024);
+      expect(((await res.json()) as { request_id: string }).request_id).toBe(res.headers.get('x-request-id'));
     }
   });
 });

@@ -5,7 +5,7 @@ import { setProcessDatabase } from '@/server/database';
 import { errorEnvelopeSchema } from '@/server/errors';
 import { withinDeadline } from '@/server/http/deadline';
 import { newRequestId } from '@/server/http/responses';
-import { handleApiRequest } from '@/server/rest/router';
+import { apiRoutes, handleApiRequest } from '@/server/rest/router';
 import { configureForFile } from '../helpers/config';
 
 /**
@@ -24,6 +24,7 @@ const never = () => {
 vi.mock('@/server/rest/json-operations', () => ({ serveJsonOperation: () => never() }));
 vi.mock('@/server/rest/export', () => ({ serveExport: () => never() }));
 vi.mock('@/server/rest/calendar-feed', async (importOriginal) => ({ ...(await importOriginal<object>()), serveCalendarFeed: () => never() }));
+vi.mock('@/server/rest/document', () => ({ serveDocument: () => never() }));
 
 // The hanging handlers never touch the database: a stand-in keeps the router from opening one.
 beforeAll(() => setProcessDatabase({ db: {} } as DatabaseHandle));
@@ -117,16 +118,22 @@ describe('withinDeadline', () => {
   });
 });
 
+/** A path of the route table made concrete: each {parameter} replaced by a sample value. */
+const SAMPLE_PARAMETERS: Record<string, string> = { id: '3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c', token: 'cdcal_x' };
+const concrete = (path: string) => path.replace(/\{([^}]+)\}/g, (_, name: string) => SAMPLE_PARAMETERS[name] ?? 'x');
+
+// Every method of every route the router serves (server/rest/router.ts's table, HEAD
+// included), so that a new route cannot be left out.
+const ROUTE_CASES = apiRoutes().flatMap((route) => route.methods.map((method) => [method, concrete(route.path)] as const));
+
 describe('every route of the API is bounded (REQUEST_DEADLINE_MS=150)', () => {
-  it.each([
-    ['GET', '/contracts'],
-    ['HEAD', '/contracts'],
-    ['GET', '/contracts/3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c'],
-    ['HEAD', '/contracts/3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c'],
-    ['POST', '/contracts/export'],
-    ['GET', '/calendar/cdcal_x.ics'],
-    ['HEAD', '/calendar/cdcal_x.ics'],
-  ] as const)('%s %s answers 503 when its handler hangs', async (method, path) => {
+  it('the cases are the route table', () => {
+    expect(ROUTE_CASES).toContainEqual(['GET', '/contracts']);
+    expect(ROUTE_CASES).toContainEqual(['POST', '/contracts/export']);
+    expect(ROUTE_CASES).toContainEqual(['HEAD', '/calendar/cdcal_x.ics']);
+  });
+
+  it.each(ROUTE_CASES)('%s %s answers 503 when its handler hangs', async (method, path) => {
     captureErrors();
     const calls = hang.calls;
     const started = performance.now();

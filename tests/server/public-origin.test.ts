@@ -1,7 +1,8 @@
-import { describe, expect, it, vi } from 'vitest';
-import { parseConfig, resetConfig } from '@/server/config';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '@/server/config';
 import { publicOriginOf } from '@/server/http/public-origin';
 import { serveDocument } from '@/server/rest/document';
+import { applyConfig, restoreConfig } from '../helpers/config';
 
 /**
  * Host header injection (issue 17): the origin of every absolute URL the app writes.
@@ -51,15 +52,13 @@ describe('publicOriginOf', () => {
 
 describe('GET /api/v1/openapi.json (its server URL and whether a shared cache may keep it)', () => {
   const documentFor = async (env: Record<string, string | undefined>, headers: Record<string, string>) => {
-    for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
-    resetConfig();
+    await applyConfig(env);
     try {
       const res = await serveDocument(new Request('http://localhost:3000/api/v1/openapi.json', { headers }), new Headers());
       const doc = (await res.json()) as { servers: { url: string }[] };
       return { servers: doc.servers.map((s) => s.url), cacheControl: res.headers.get('cache-control'), text: JSON.stringify(doc) };
     } finally {
-      vi.unstubAllEnvs();
-      resetConfig();
+      await restoreConfig();
     }
   };
 

@@ -84,6 +84,18 @@ describe('refused at creation', () => {
     expect(endpoint.secretHint).toBe(`whsec_…${secret.slice(-5, -1)}`);
   });
 
+  it('every invalid field is named, in the shared wording of a 400', async () => {
+    const error = await createEndpoint(handle.db, ALICE, { url: 'https://hooks.example.com/x', eventTypes: [], renewalOffsets: [] }, { policy: PRODUCTION, resolve: resolverOf('93.184.216.34') }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'invalid_request',
+      message: 'Choose at least one event.; Give at least one offset.',
+      details: [
+        { param: 'eventTypes', message: 'Choose at least one event.' },
+        { param: 'renewalOffsets', message: 'Give at least one offset.' },
+      ],
+    });
+  });
+
   it(`at most ${MAX_WEBHOOK_ENDPOINTS} endpoints per user`, async () => {
     for (let i = 0; i < MAX_WEBHOOK_ENDPOINTS; i++) await receiverEndpoint(handle.db, ALICE, receiver);
     await expect(receiverEndpoint(handle.db, ALICE, receiver)).rejects.toMatchObject({ code: 'conflict' });
