@@ -57,8 +57,8 @@ import { migrateDatabase, openPostgres, type DatabaseHandle } from '@/db/client'
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
 import { createToken, revokeToken } from '@/server/access/tokens';
-import { faultableCluster, otherPids, playFaults, retryCounters } from './cluster/faults';
-import { balancerUrl, PGBOUNCER_DEFAULT_POOL_SIZE, readState, secrets as clusterSecrets, type State } from './cluster/layout';
+import { faultableCluster, otherPids, playFaults, replicaRecovery, retryCounters } from './cluster/faults';
+import { balancerUrl, PGBOUNCER_DEFAULT_POOL_SIZE, readState, REPLICA_DATABASE_ALIAS, secrets as clusterSecrets, type State } from './cluster/layout';
 import { pgbouncerShowAsync } from './cluster/pgbouncer';
 import { runScript, UsageError } from './run-script';
 
@@ -736,26 +736,34 @@ function clusterAt(url: string | undefined): State | undefined {
   return s && balancerUrl(s) === url ? s : undefined;
 }
 
-/** PgBouncer's pools every second during the soak (the cluster only): the most seen of each count. */
+/**
+ * PgBouncer's pools every second during the soak (the cluster only): the most seen of each
+ * count, for the primary's pool (`cda_cluster`: the instances' pools and their LISTEN
+ * connections) and the replica's (`cda_cluster_replica`), and the app's clients of both.
+ */
 function samplePgbouncer(s: State) {
   const sec = clusterSecrets(s.dir);
-  const most = { clientsActive: 0, clientsWaiting: 0, serversActive: 0, serversTotal: 0, maxWaitSeconds: 0, appClients: 0 };
+  const empty = () => ({ clientsActive: 0, clientsWaiting: 0, serversActive: 0, serversTotal: 0, maxWaitSeconds: 0 });
+  const most = { ...empty(), appClients: 0, replica: { ...empty(), appClients: 0 } };
   let busy = false;
   const timer = setInterval(async () => {
     if (busy) return;
     busy = true;
     try {
       const [pools, clients] = await Promise.all([pgbouncerShowAsync(s, sec, 'POOLS'), pgbouncerShowAsync(s, sec, 'CLIENTS')]);
-      const pool = pools.find((p) => p.database === 'cda_cluster' && p.user === 'cda');
-      if (pool) {
-        const n = (k: string) => Number(pool[k] ?? 0);
-        most.clientsActive = Math.max(most.clientsActive, n('cl_active'));
-        most.clientsWaiting = Math.max(most.clientsWaiting, n('cl_waiting'));
-        most.serversActive = Math.max(most.serversActive, n('sv_active'));
-        most.serversTotal = Math.max(most.serversTotal, n('sv_active') + n('sv_idle') + n('sv_used') + n('sv_tested') + n('sv_login'));
-        most.maxWaitSeconds = Math.max(most.maxWaitSeconds, n('maxwait') + n('maxwait_us') / 1e6);
+      for (const [database, into] of [['cda_cluster', most], [REPLICA_DATABASE_ALIAS, most.replica]] as const) {
+        const pool = pools.find((p) => p.database === database && p.user === 'cda');
+        if (pool) {
+          const n = (k: string) => Number(pool[k] ?? 0);
+          into.clientsActive = Math.max(into.clientsActive, n('cl_active'));
+          into.clientsWaiting = Math.max(into.clientsWaiting, n('cl_waiting'));
+          into.serversActive = Math.max(into.serversActive, n('sv_active'));
+          into.serversTotal = Math.max(into.serversTotal, n('sv_active') + n('sv_idle') + n('sv_used') + n('sv_tested') + n('sv_login'));
+          into.maxWaitSeconds = Math.max(into.maxWaitSeconds, n('maxwait') + n('maxwait_us') / 1e6);
+        }
+        const app = clients.filter((c) => c.database === database && c.application_name?.startsWith('contract-data-api')).length;
+        into.appClients = Math.max(into.appClients, app);
       }
-      most.appClients = Math.max(most.appClients, clients.filter((c) => c.application_name === 'contract-data-api').length);
     } catch {
       /* PgBouncer busy or restarting: the next sample */
     } finally {
@@ -891,6 +899,12 @@ runScript(async () => {
         if (res.headers.get('x-served-by')) served.add(res.headers.get('x-served-by')!);
       }
       if (served.size !== cluster.ports.instances.length) failures.push(`after the soak, the balancer spread 6 requests over ${[...served].join(', ')} only`);
+      // The replica: every instance left it out while it was down and reads from it again.
+      const replica = await replicaRecovery(cluster, faults);
+      if (replica.leftOut.length === 0) failures.push('no instance logged that it left the stopped replica out');
+      if (replica.backOnReplica.length !== cluster.ports.instances.length) {
+        failures.push(`after the replica came back, only ${replica.backOnReplica.join(', ') || 'no instance'} read from it again`);
+      }
       const counters = await retryCounters(cluster);
       recovery = {
         balancerRetried: counters.retries - faults.countersBefore.retries,
@@ -900,8 +914,10 @@ runScript(async () => {
         lostRequests: lost,
         allowedLost: faults.inFlightAtKill,
         instancesServingAfter: [...served].sort(),
+        replicaLeftOutBy: replica.leftOut,
+        replicaInUseAgainBy: replica.backOnReplica,
       };
-      log(`faults: ${lost} requests lost (at most ${faults.inFlightAtKill} allowed); ${faults.victim} served again ${afterRestart === null ? 'never' : `${(afterRestart / 1000).toFixed(1)} s`} after its restart; limits back ${limitsBack === null ? 'never' : `${limitsBack} ms`} after Redis stopped`);
+      log(`faults: ${lost} requests lost (at most ${faults.inFlightAtKill} allowed); ${faults.victim} served again ${afterRestart === null ? 'never' : `${(afterRestart / 1000).toFixed(1)} s`} after its restart; limits back ${limitsBack === null ? 'never' : `${limitsBack} ms`} after Redis stopped; replica (down ${(faults.replicaDownMs / 1000).toFixed(1)} s) left out by ${replica.leftOut.join(', ') || 'none'}, read again by ${replica.backOnReplica.join(', ') || 'none'}`);
     }
 
     let errorLines: string[] = [];

@@ -22,7 +22,7 @@ import {
   writeState,
   type State,
 } from './layout';
-import { ensurePrograms, type Programs } from './packages';
+import { ensurePrograms, installedPrograms, type Programs } from './packages';
 import { ensurePgbouncer, pgbouncerPid, pgbouncerShow, stopPgbouncer } from './pgbouncer';
 import { choosePgRoot, ensurePrimary, ensureReplica, primaryPid, replicaPid, replicationStatus, stopPostgres } from './postgres';
 import { alive, waitUntil } from './processes';
@@ -147,7 +147,7 @@ export async function down(options: { purge?: boolean } = {}, say: Log = log): P
   await withLock(dir, async () => {
     let programs: Programs | undefined;
     try {
-      programs = ensurePrograms(() => {});
+      programs = installedPrograms();
     } catch {
       /* pg_ctl missing: Postgres is stopped by signal */
     }

@@ -1,5 +1,6 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { haproxyPid, serverStats } from './haproxy';
-import { instanceNumbers, instancePid, startInstance, stopInstance } from './instances';
+import { instanceLog, instanceNumbers, instancePid, startInstance, stopInstance } from './instances';
 import { readState, secrets, stateDir, type State } from './layout';
 import { ensurePrograms } from './packages';
 import { pgbouncerPid } from './pgbouncer';
@@ -34,6 +35,8 @@ export interface FaultTimeline {
   replicaStoppedAt: number;
   /** Replica stopped until it accepted connections again. */
   replicaDownMs: number;
+  /** Where each instance's log stood when the replica was stopped (replicaRecovery reads on from there). */
+  logOffsetsAtReplicaStop: Record<number, number>;
   redisStoppedAt: number;
   /** Redis stopped until it accepted connections again. */
   redisDownMs: number;
@@ -104,6 +107,7 @@ export async function playFaults(s: State, start: number, durationS: number, say
   say(`fault: ${name} started again, serving after ${(restartServingAfterMs / 1000).toFixed(1)} s, back in HAProxy after ${markedUpAfterMs === null ? '?' : (markedUpAfterMs / 1000).toFixed(1)} s`);
 
   await at(0.45);
+  const logOffsetsAtReplicaStop = Object.fromEntries(instanceNumbers(s).map((n) => [n, logSize(s, n)]));
   const replicaStopped = Date.now();
   await stopPostgres(s, 'replica', programs);
   say('fault: read replica stopped (reads go to the primary)');
@@ -129,9 +133,41 @@ export async function playFaults(s: State, start: number, durationS: number, say
     markedUpAfterMs,
     replicaStoppedAt: replicaStopped - start,
     replicaDownMs,
+    logOffsetsAtReplicaStop,
     redisStoppedAt: redisStopped - start,
     redisDownMs,
     countersBefore,
     othersBefore,
   };
+}
+
+const logSize = (s: State, n: number) => (existsSync(instanceLog(s, n)) ? statSync(instanceLog(s, n)).size : 0);
+
+export interface ReplicaRecovery {
+  /** Instances whose log says they left the replica out after it was stopped. */
+  leftOut: string[];
+  /** Instances whose last word on the replica since the stop is that they read from it again. */
+  backOnReplica: string[];
+}
+
+/**
+ * What each instance did about the stopped replica, from its own log since the stop
+ * (server/database.ts logs each change): it left the replica out (reads went to the
+ * primary) and took it back once it was healthy again, without being restarted. Polls
+ * for up to `waitMs` for the instances still probing it back.
+ */
+export async function replicaRecovery(s: State, faults: FaultTimeline, waitMs = 15_000): Promise<ReplicaRecovery> {
+  const since = Date.now();
+  for (;;) {
+    const leftOut: string[] = [];
+    const backOnReplica: string[] = [];
+    for (const n of instanceNumbers(s)) {
+      const text = existsSync(instanceLog(s, n)) ? readFileSync(instanceLog(s, n)).subarray(faults.logOffsetsAtReplicaStop[n] ?? 0).toString('utf8') : '';
+      const events = text.split('\n').filter((line) => line.includes('[database] read replica'));
+      if (events.some((line) => line.includes('left out'))) leftOut.push(`app${n}`);
+      if (events.at(-1)?.includes('in use')) backOnReplica.push(`app${n}`);
+    }
+    if (backOnReplica.length === instanceNumbers(s).length || Date.now() - since > waitMs) return { leftOut, backOnReplica };
+    await sleep(500);
+  }
 }

@@ -44,6 +44,13 @@ function find(): { found: Partial<Programs>; missing: string[] } {
   return { found, missing };
 }
 
+/** The programs as they are, installing nothing (`down` stops what runs; it never installs). */
+export function installedPrograms(): Programs {
+  const { found, missing } = find();
+  if (missing.length > 0) throw new Error(`not installed: ${missing.join(', ')}`);
+  return found as Programs;
+}
+
 export function ensurePrograms(log: (line: string) => void): Programs {
   let { found, missing } = find();
   if (missing.length > 0) {

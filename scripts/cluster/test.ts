@@ -11,7 +11,8 @@ const USAGE = `Usage: npm run test:cluster -- [--short] [--suite] [--keep] [--di
 Starts the local cluster if none runs (npm run cluster), then:
   1. the cluster tests (tests/cluster/, vitest.cluster.config.ts) over HTTP through its balancer;
   2. the soak pointed at the balancer with the cluster's faults (an instance killed with
-     SIGKILL and restarted, Redis restarted): 60 s, or 20 s with --short (CI);
+     SIGKILL and restarted, the read replica stopped and started, Redis restarted):
+     60 s, or 20 s with --short (CI);
   3. with --suite, the whole vitest suite through PgBouncer (DATABASE_PREPARE=false).
 Then stops the cluster if it started it (--keep leaves it running).
   --dist-dir DIR   for a cluster it starts: run the build in DIR (e.g. CI's .next)`;
@@ -51,14 +52,15 @@ runScript(async () => {
 
   const started = Date.now();
   const startedHere = !isUp();
-  if (startedHere) {
-    const { seconds } = await up({ distDir: values['dist-dir'] });
-    log(`cluster up in ${seconds.toFixed(0)} s`);
-  } else {
-    log('using the running cluster');
-  }
   const failed: string[] = [];
   try {
+    // Inside the try: a start that fails halfway still stops what it had started.
+    if (startedHere) {
+      const { seconds } = await up({ distDir: values['dist-dir'] });
+      log(`cluster up in ${seconds.toFixed(0)} s`);
+    } else {
+      log('using the running cluster');
+    }
     const s = readState()!;
     const sec = secrets(s.dir);
     if (!step('cluster tests (vitest.cluster.config.ts)', [VITEST, 'run', '--config', 'vitest.cluster.config.ts'])) failed.push('cluster tests');

@@ -25,9 +25,11 @@ import { describeError } from '@/server/rate-limit/failure-log';
  * the server could read, and the key worked for up to 30 s more. So a revocation also
  * sends a Postgres NOTIFY, and every server process on Postgres listens (one connection
  * of its own) and empties its key cache when one arrives. Until its LISTEN is in place a
- * process does not answer keys from its cache; if LISTEN fails (a transaction pooler such
- * as PgBouncer in transaction mode does not carry it) the process logs it once and falls
- * back to the markers and the cache's 30 s.
+ * process does not answer keys from its cache; if LISTEN fails the process logs it once
+ * and falls back to the markers and the cache's 30 s. Behind a transaction pooler
+ * (PgBouncer in transaction mode) LISTEN does not fail but hears nothing: the pooler
+ * accepts it and hands the session back to its pool. There the markers in the shared
+ * store are what reach every instance (docs/reliability.md, the suite through PgBouncer).
  */
 
 export const REVOCATION_CHANNEL = 'cda_token_revoked';
@@ -60,7 +62,8 @@ const listeners = (g[LISTENERS] ??= new WeakMap());
  * Whether this process may answer a token from its cache: true once it listens for
  * revocations made by other processes on this Postgres database (started by the first
  * call, which calls `onRevoked` on every NOTIFY), or when it cannot listen (PGlite is one
- * process; a failed LISTEN is logged and falls back to the cache's 30 s).
+ * process; a failed LISTEN is logged and falls back to the cache's 30 s; behind a
+ * transaction pooler it succeeds and hears nothing, see above).
  */
 export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
   const handle = postgresHandleOf(db);

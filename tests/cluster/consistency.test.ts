@@ -1,11 +1,11 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '@/db/seed/demo';
+import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
 import { hashToken, TOKEN_FORMATS } from '@/server/access/token-format';
 import { databaseUrl } from '@/scripts/cluster/layout';
 import { ensurePrograms } from '@/scripts/cluster/packages';
 import { ensureReplica, stopPostgres } from '@/scripts/cluster/postgres';
-import { cluster, instanceNames, mintKey, request, revokeKey, type Answer, type Cluster } from './support';
+import { cluster, instanceNames, mintKey, request, revokeKey, signIn, trpcMutation, type Answer, type Cluster } from './support';
 
 /**
  * What every instance agrees on, whichever serves a request: a revoked key, a revoked
@@ -66,6 +66,32 @@ describe('revocation and expiry, on every instance', () => {
     const elapsed = Date.now() - revokedAt;
     expect(after.map((a) => `${a.servedBy}:${a.status}`)).toEqual(after.map((a) => `${a.servedBy}:401`));
     expect(elapsed).toBeLessThan(1_000);
+  });
+
+  it('a key created and revoked in Settings (the app\'s tRPC endpoint, on whichever instance) works at once and is refused by every instance within a second', async () => {
+    const cookie = await signIn(c, DEMO_USERS.bob.email, DEMO_PASSWORD);
+    const created = await trpcMutation<{ secret: string; token: { id: string } }>(c, cookie, 'apiKeys.create', { name: 'cluster settings revocation', expiresInDays: 7 });
+    cleanup.push(() => revokeKey(c, created.data.token.id));
+    const key = created.data.secret;
+    // Read its own write: every instance serves the new key (and caches it) at once.
+    expect((await acrossInstances(() => list(key))).every((a) => a.status === 200)).toBe(true);
+
+    const revoked = await trpcMutation(c, cookie, 'apiKeys.revoke', { id: created.data.token.id });
+    const revokedAt = Date.now();
+    const after = await acrossInstances(() => list(key));
+    const elapsed = Date.now() - revokedAt;
+    expect(after.map((a) => `${a.servedBy}:${a.status}`), `revoked on ${revoked.servedBy}`).toEqual(after.map((a) => `${a.servedBy}:401`));
+    expect(elapsed).toBeLessThan(1_000);
+  });
+
+  it('a calendar feed created and revoked in Settings is a 404 on every instance from the next request', async () => {
+    const cookie = await signIn(c, DEMO_USERS.bob.email, DEMO_PASSWORD);
+    const created = await trpcMutation<{ url: string; token: { id: string } }>(c, cookie, 'calendarFeeds.create', { name: 'cluster settings feed' });
+    const path = new URL(created.data.url).pathname;
+    const fetchFeed = () => request(c, path);
+    expect((await acrossInstances(fetchFeed, 1)).every((a) => a.status === 200)).toBe(true);
+    await trpcMutation(c, cookie, 'calendarFeeds.revoke', { id: created.data.token.id });
+    expect((await acrossInstances(fetchFeed, 1)).every((a) => a.status === 404)).toBe(true);
   });
 
   it('a calendar feed revoked on the primary is a 404 on every instance from the next request', async () => {

@@ -138,3 +138,43 @@ export function byInstance(answers: Answer[]): Record<string, number> {
 }
 
 export const instanceNames = (c: Cluster) => c.state.ports.instances.map((_, i) => `app${i + 1}`);
+
+/**
+ * A browser's session through the balancer: next-auth's CSRF token, then its credentials
+ * callback; the cookies to send with the app's own tRPC endpoint (/api/trpc), which then
+ * lands on whichever instance the balancer picks.
+ */
+export async function signIn(c: Cluster, email: string, password: string): Promise<string> {
+  const jar = new Map<string, string>();
+  const keep = (a: Answer) => {
+    const set = a.headers['set-cookie'] ?? [];
+    for (const line of set) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      jar.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+  };
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const csrf = await request(c, '/api/auth/csrf');
+  if (csrf.status !== 200) throw new Error(`GET /api/auth/csrf: ${csrf.status}`);
+  keep(csrf);
+  const { csrfToken } = JSON.parse(csrf.body) as { csrfToken: string };
+  const form = new URLSearchParams({ csrfToken, email, password, callbackUrl: '/' }).toString();
+  const callback = await request(c, '/api/auth/callback/credentials', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(form)), cookie: cookie() },
+    body: form,
+  });
+  keep(callback);
+  if (callback.status !== 302 || String(callback.headers.location ?? '').includes('error=') || ![...jar.keys()].some((k) => k.endsWith('authjs.session-token'))) {
+    throw new Error(`sign-in of ${email}: ${callback.status} ${String(callback.headers.location ?? '')}`);
+  }
+  return cookie();
+}
+
+/** A mutation of the app's tRPC endpoint with a session's cookies, as the settings pages send it. */
+export async function trpcMutation<T>(c: Cluster, cookie: string, procedure: string, input: unknown): Promise<{ data: T; servedBy: string | undefined }> {
+  const answer = await request(c, `/api/trpc/${procedure}`, { method: 'POST', headers: { cookie }, body: JSON.stringify(input) });
+  if (answer.status !== 200) throw new Error(`${procedure}: ${answer.status} ${answer.body.slice(0, 300)}`);
+  return { data: (JSON.parse(answer.body) as { result: { data: T } }).result.data, servedBy: answer.servedBy };
+}
