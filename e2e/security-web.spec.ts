@@ -1,8 +1,10 @@
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { expect, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
+import { DEMO_PASSWORD as PASSWORD_OF_DEMO, DEMO_USERS } from '@/db/seed/demo';
 import { OPEN_REDIRECT_PAYLOADS } from '../tests/helpers/open-redirect-payloads';
-import { signInOverHttp } from './support/session';
+import { startOwnServer, type OwnServer } from './support/own-server';
+import { fillSignInForm, signInOverHttp } from './support/session';
 
 /**
  * Issue 17, the browser side, against the production build: open redirects after
@@ -80,9 +82,17 @@ test.describe('open redirect', () => {
   }
 });
 
-/** POSTs `size` bytes to `path` with node:http, declared or chunked; the status and how long it took. */
-function postLarge(path: string, size: number, opts: { chunked: boolean; headers?: Record<string, string> }): Promise<{ status: number; ms: number }> {
-  const url = new URL(path, BASE());
+/**
+ * POSTs `size` bytes to `path` with node:http, declared or chunked (node:http sends
+ * `Transfer-Encoding: chunked` when no Content-Length is given); the status, how long it
+ * took, and with `readBody` the answer's headers and body.
+ */
+function postLarge(
+  path: string,
+  size: number,
+  opts: { chunked: boolean; headers?: Record<string, string>; base?: string; readBody?: boolean },
+): Promise<{ status: number; ms: number; headers?: IncomingHttpHeaders; body?: string }> {
+  const url = new URL(path, opts.base ?? BASE());
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -92,9 +102,17 @@ function postLarge(path: string, size: number, opts: { chunked: boolean; headers
         headers: { 'content-type': 'application/json', ...(opts.chunked ? {} : { 'content-length': String(size) }), ...opts.headers },
       },
       (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, ms: Date.now() - started });
-        req.destroy();
+        const done = (body?: string) => {
+          resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, headers: res.headers, body });
+          req.destroy();
+        };
+        if (!opts.readBody) {
+          res.resume();
+          return done();
+        }
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => done(body));
       },
     );
     req.on('error', (error) => (Date.now() - started > 0 ? undefined : reject(error)));
@@ -102,8 +120,9 @@ function postLarge(path: string, size: number, opts: { chunked: boolean; headers
     let sent = 0;
     const pump = () => {
       while (sent < size) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
+        const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += part.length;
+        if (!req.write(part)) return void req.once('drain', pump);
       }
       req.end();
     };
@@ -231,5 +250,52 @@ test.describe('sessions end at sign-out', () => {
     expect(out.status()).toBe(302);
     expect((await listKeys(api, cookie)).status()).toBe(401);
     await api.dispose();
+  });
+});
+
+/**
+ * On a server of its own, whose log is read: what a request logged must hold no error.
+ * Its own PGlite database, so signing the demo users in here touches no other spec.
+ */
+test.describe('on a server of its own (its log is checked)', () => {
+  test.describe.configure({ mode: 'serial' });
+  const PORT = Number(process.env.E2E_PORT ?? 3210) + 8;
+  let server: OwnServer;
+  // What a request logged: everything after `from`, once the server has had a moment to write it.
+  const loggedSince = async (from: number) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return server.log().slice(from);
+  };
+  const ERROR_LINE = /error|⨯|^\s+at /im;
+
+  test.beforeAll(async () => {
+    test.setTimeout(150_000);
+    server = await startOwnServer(PORT);
+  });
+  test.afterAll(() => server?.stop());
+
+  test('a chunked server-action body without Content-Length: 411 from proxy.ts, no error logged; page GETs and the sign-in form still work', async ({ browser }) => {
+    const from = server.log().length;
+    const res = await postLarge('/sign-in', 200 * 1024, {
+      base: server.base,
+      chunked: true,
+      readBody: true,
+      headers: { 'next-action': '0'.repeat(42), 'content-type': 'text/plain;charset=UTF-8', accept: 'text/x-component' },
+    });
+    expect(res.status).toBe(411);
+    expect(res.headers!['cache-control']).toBe('no-store');
+    expect(res.headers!['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body!)).toEqual({ error: { message: 'A request body needs a Content-Length header.' } });
+    expect(await loggedSince(from)).not.toMatch(ERROR_LINE);
+
+    // Not caught by the new matcher: an ordinary page GET and the sign-in form's server action.
+    const context = await browser.newContext({ baseURL: server.base });
+    const page = await context.newPage();
+    const from2 = server.log().length;
+    expect((await page.goto('/sign-in'))!.status()).toBe(200);
+    await fillSignInForm(page, DEMO_USERS.alice.email, PASSWORD_OF_DEMO);
+    await page.waitForURL((url) => url.pathname !== '/sign-in');
+    expect(await loggedSince(from2)).not.toMatch(ERROR_LINE);
+    await context.close();
   });
 });
