@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
+import { decode, encode } from 'next-auth/jwt';
 import { DEMO_PASSWORD as PASSWORD_OF_DEMO, DEMO_USERS } from '@/db/seed/demo';
 import { OPEN_REDIRECT_PAYLOADS } from '../tests/helpers/open-redirect-payloads';
 import { startOwnServer, type OwnServer } from './support/own-server';
@@ -297,5 +298,40 @@ test.describe('on a server of its own (its log is checked)', () => {
     await page.waitForURL((url) => url.pathname !== '/sign-in');
     expect(await loggedSince(from2)).not.toMatch(ERROR_LINE);
     await context.close();
+  });
+
+  test("a deleted user's session cookie: 401 with the app's JSON error from /api/trpc, a redirect from a page, never a 500", async ({ playwright }) => {
+    // PGlite (one process per directory) cannot be written next to the running server, so
+    // the user's row is "deleted" the way the server sees it: the real session cookie of a
+    // signed-in user, its claims (session version included) re-encrypted with the server's
+    // secret under a user id that has no row.
+    const api = await playwright.request.newContext({ baseURL: server.base });
+    await signInOverHttp(api, DEMO_USERS.bob.email);
+    const real = (await api.storageState()).cookies.find((c) => c.name === 'authjs.session-token')!;
+    expect(real, 'session cookie').toBeDefined();
+    expect((await api.post('/api/trpc/apiKeys.create', { data: { name: 'alive', expiresInDays: 7 } })).status()).toBe(200);
+    const claims = await decode({ token: real.value, secret: server.secret, salt: real.name });
+    expect(claims?.sub).toBe(DEMO_USERS.bob.id);
+    expect(typeof claims?.sv).toBe('number');
+    const { exp: _exp, iat: _iat, jti: _jti, ...kept } = claims!;
+    const gone = await encode({ token: { ...kept, sub: randomUUID() }, secret: server.secret, salt: real.name });
+    const cookie = `${real.name}=${gone}`;
+    await api.dispose();
+
+    const other = await playwright.request.newContext({ baseURL: server.base });
+    const from = server.log().length;
+    const res = await other.post('/api/trpc/apiKeys.create', { data: { name: 'ghost', expiresInDays: 7 }, headers: { cookie } });
+    expect(res.status()).toBe(401);
+    expect(res.headers()['content-type']).toMatch(/^application\/json/);
+    const body = (await res.json()) as { error: { message: string; data: { code: string; httpStatus: number } } };
+    expect(body.error.message).toBe('Sign in first.');
+    expect(body.error.data).toMatchObject({ code: 'unauthorized', httpStatus: 401 });
+    const list = await other.get(`/api/trpc/apiKeys.list?input=${encodeURIComponent('{}')}`, { headers: { cookie } });
+    expect(list.status()).toBe(401);
+    const pageRes = await other.get('/settings/api-keys', { headers: { cookie }, maxRedirects: 0 });
+    expect(pageRes.status()).toBe(307);
+    expect(pageRes.headers().location).toMatch(/^\/sign-in/);
+    expect(await loggedSince(from)).not.toMatch(ERROR_LINE);
+    await other.dispose();
   });
 });
