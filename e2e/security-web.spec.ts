@@ -272,6 +272,8 @@ test.describe('on a server of its own (its log is checked)', () => {
   test.beforeAll(async () => {
     test.setTimeout(150_000);
     server = await startOwnServer(PORT);
+    // The log is really read (else "no error logged" would prove nothing).
+    expect(server.log()).toContain('Ready in');
   });
   test.afterAll(() => server?.stop());
 
@@ -314,11 +316,15 @@ test.describe('on a server of its own (its log is checked)', () => {
     expect(claims?.sub).toBe(DEMO_USERS.bob.id);
     expect(typeof claims?.sv).toBe('number');
     const { exp: _exp, iat: _iat, jti: _jti, ...kept } = claims!;
-    const gone = await encode({ token: { ...kept, sub: randomUUID() }, secret: server.secret, salt: real.name });
-    const cookie = `${real.name}=${gone}`;
+    const mint = async (sub: string) => `${real.name}=${await encode({ token: { ...kept, sub }, secret: server.secret, salt: real.name })}`;
+    const cookie = await mint(randomUUID());
     await api.dispose();
 
     const other = await playwright.request.newContext({ baseURL: server.base });
+    // The control: the same claims re-encrypted under the real id are a working session,
+    // so the 401 below comes from the missing row, not from a cookie the server cannot read.
+    const control = await other.get(`/api/trpc/apiKeys.list?input=${encodeURIComponent('{}')}`, { headers: { cookie: await mint(DEMO_USERS.bob.id) } });
+    expect(control.status()).toBe(200);
     const from = server.log().length;
     const res = await other.post('/api/trpc/apiKeys.create', { data: { name: 'ghost', expiresInDays: 7 }, headers: { cookie } });
     expect(res.status()).toBe(401);
