@@ -1,8 +1,11 @@
-import { request as httpRequest } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { expect, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
+import { decode, encode } from 'next-auth/jwt';
+import { DEMO_PASSWORD as PASSWORD_OF_DEMO, DEMO_USERS } from '@/db/seed/demo';
 import { OPEN_REDIRECT_PAYLOADS } from '../tests/helpers/open-redirect-payloads';
-import { signInOverHttp } from './support/session';
+import { startOwnServer, type OwnServer } from './support/own-server';
+import { fillSignInForm, signInOverHttp } from './support/session';
 
 /**
  * Issue 17, the browser side, against the production build: open redirects after
@@ -80,9 +83,17 @@ test.describe('open redirect', () => {
   }
 });
 
-/** POSTs `size` bytes to `path` with node:http, declared or chunked; the status and how long it took. */
-function postLarge(path: string, size: number, opts: { chunked: boolean; headers?: Record<string, string> }): Promise<{ status: number; ms: number }> {
-  const url = new URL(path, BASE());
+/**
+ * POSTs `size` bytes to `path` with node:http, declared or chunked (node:http sends
+ * `Transfer-Encoding: chunked` when no Content-Length is given); the status, how long it
+ * took, and with `readBody` the answer's headers and body.
+ */
+function postLarge(
+  path: string,
+  size: number,
+  opts: { chunked: boolean; headers?: Record<string, string>; base?: string; readBody?: boolean },
+): Promise<{ status: number; ms: number; headers?: IncomingHttpHeaders; body?: string }> {
+  const url = new URL(path, opts.base ?? BASE());
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -92,9 +103,17 @@ function postLarge(path: string, size: number, opts: { chunked: boolean; headers
         headers: { 'content-type': 'application/json', ...(opts.chunked ? {} : { 'content-length': String(size) }), ...opts.headers },
       },
       (res) => {
-        res.resume();
-        resolve({ status: res.statusCode ?? 0, ms: Date.now() - started });
-        req.destroy();
+        const done = (body?: string) => {
+          resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, headers: res.headers, body });
+          req.destroy();
+        };
+        if (!opts.readBody) {
+          res.resume();
+          return done();
+        }
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => done(body));
       },
     );
     req.on('error', (error) => (Date.now() - started > 0 ? undefined : reject(error)));
@@ -102,8 +121,9 @@ function postLarge(path: string, size: number, opts: { chunked: boolean; headers
     let sent = 0;
     const pump = () => {
       while (sent < size) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
+        const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += part.length;
+        if (!req.write(part)) return void req.once('drain', pump);
       }
       req.end();
     };
@@ -231,5 +251,93 @@ test.describe('sessions end at sign-out', () => {
     expect(out.status()).toBe(302);
     expect((await listKeys(api, cookie)).status()).toBe(401);
     await api.dispose();
+  });
+});
+
+/**
+ * On a server of its own, whose log is read: what a request logged must hold no error.
+ * Its own PGlite database, so signing the demo users in here touches no other spec.
+ */
+test.describe('on a server of its own (its log is checked)', () => {
+  test.describe.configure({ mode: 'serial' });
+  const PORT = Number(process.env.E2E_PORT ?? 3210) + 8;
+  let server: OwnServer;
+  // What a request logged: everything after `from`, once the server has had a moment to write it.
+  const loggedSince = async (from: number) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return server.log().slice(from);
+  };
+  const ERROR_LINE = /error|⨯|^\s+at /im;
+
+  test.beforeAll(async () => {
+    test.setTimeout(150_000);
+    server = await startOwnServer(PORT);
+    // The log is really read (else "no error logged" would prove nothing).
+    expect(server.log()).toContain('Ready in');
+  });
+  test.afterAll(() => server?.stop());
+
+  test('a chunked server-action body without Content-Length: 411 from proxy.ts, no error logged; page GETs and the sign-in form still work', async ({ browser }) => {
+    const from = server.log().length;
+    const res = await postLarge('/sign-in', 200 * 1024, {
+      base: server.base,
+      chunked: true,
+      readBody: true,
+      headers: { 'next-action': '0'.repeat(42), 'content-type': 'text/plain;charset=UTF-8', accept: 'text/x-component' },
+    });
+    expect(res.status).toBe(411);
+    expect(res.headers!['cache-control']).toBe('no-store');
+    expect(res.headers!['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body!)).toEqual({ error: { message: 'A request body needs a Content-Length header.' } });
+    expect(await loggedSince(from)).not.toMatch(ERROR_LINE);
+
+    // Not caught by the new matcher: an ordinary page GET and the sign-in form's server action.
+    const context = await browser.newContext({ baseURL: server.base });
+    const page = await context.newPage();
+    const from2 = server.log().length;
+    expect((await page.goto('/sign-in'))!.status()).toBe(200);
+    await fillSignInForm(page, DEMO_USERS.alice.email, PASSWORD_OF_DEMO);
+    await page.waitForURL((url) => url.pathname !== '/sign-in');
+    expect(await loggedSince(from2)).not.toMatch(ERROR_LINE);
+    await context.close();
+  });
+
+  test("a deleted user's session cookie: 401 with the app's JSON error from /api/trpc, a redirect from a page, never a 500", async ({ playwright }) => {
+    // PGlite (one process per directory) cannot be written next to the running server, so
+    // the user's row is "deleted" the way the server sees it: the real session cookie of a
+    // signed-in user, its claims (session version included) re-encrypted with the server's
+    // secret under a user id that has no row.
+    const api = await playwright.request.newContext({ baseURL: server.base });
+    await signInOverHttp(api, DEMO_USERS.bob.email);
+    const real = (await api.storageState()).cookies.find((c) => c.name === 'authjs.session-token')!;
+    expect(real, 'session cookie').toBeDefined();
+    expect((await api.post('/api/trpc/apiKeys.create', { data: { name: 'alive', expiresInDays: 7 } })).status()).toBe(200);
+    const claims = await decode({ token: real.value, secret: server.secret, salt: real.name });
+    expect(claims?.sub).toBe(DEMO_USERS.bob.id);
+    expect(typeof claims?.sv).toBe('number');
+    const { exp: _exp, iat: _iat, jti: _jti, ...kept } = claims!;
+    const mint = async (sub: string) => `${real.name}=${await encode({ token: { ...kept, sub }, secret: server.secret, salt: real.name })}`;
+    const cookie = await mint(randomUUID());
+    await api.dispose();
+
+    const other = await playwright.request.newContext({ baseURL: server.base });
+    // The control: the same claims re-encrypted under the real id are a working session,
+    // so the 401 below comes from the missing row, not from a cookie the server cannot read.
+    const control = await other.get(`/api/trpc/apiKeys.list?input=${encodeURIComponent('{}')}`, { headers: { cookie: await mint(DEMO_USERS.bob.id) } });
+    expect(control.status()).toBe(200);
+    const from = server.log().length;
+    const res = await other.post('/api/trpc/apiKeys.create', { data: { name: 'ghost', expiresInDays: 7 }, headers: { cookie } });
+    expect(res.status()).toBe(401);
+    expect(res.headers()['content-type']).toMatch(/^application\/json/);
+    const body = (await res.json()) as { error: { message: string; data: { code: string; httpStatus: number } } };
+    expect(body.error.message).toBe('Sign in first.');
+    expect(body.error.data).toMatchObject({ code: 'unauthorized', httpStatus: 401 });
+    const list = await other.get(`/api/trpc/apiKeys.list?input=${encodeURIComponent('{}')}`, { headers: { cookie } });
+    expect(list.status()).toBe(401);
+    const pageRes = await other.get('/settings/api-keys', { headers: { cookie }, maxRedirects: 0 });
+    expect(pageRes.status()).toBe(307);
+    expect(pageRes.headers().location).toMatch(/^\/sign-in/);
+    expect(await loggedSince(from)).not.toMatch(ERROR_LINE);
+    await other.dispose();
   });
 });

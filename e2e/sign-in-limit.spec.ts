@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { randomBytes } from 'node:crypto';
+import { expect, test, type Browser, type Page } from '@playwright/test';
 import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
 import { awayFromWindowEdge } from '../tests/helpers/window-edge';
 import { fillSignInForm } from './support/session';
@@ -10,10 +11,13 @@ import { fillSignInForm } from './support/session';
  * form's server action and next-auth's credentials callback refuse the attempt after the
  * limit with the time to wait, and the form waits that long. The suite's own server has
  * the limits raised, so this file starts a second one (e2e/web-server.ts: its own PGlite
- * database and in-memory limits) with three failed attempts per address.
+ * database and in-memory limits) with three failed attempts per address. The sign-up form
+ * is limited too: every sign-up counts against the address (signUpLimited in
+ * server/auth/sign-in-limit.ts).
  */
 
 const PORT = Number(process.env.E2E_PORT ?? 3210) + 7;
+const CLIENT_ADDRESS_HEADER = 'x-e2e-client-address';
 const BASE = `http://127.0.0.1:${PORT}`;
 let server: ChildProcess | undefined;
 
@@ -32,6 +36,9 @@ test.beforeAll(async () => {
       AUTH_TRUST_HOST: 'true',
       RATE_LIMIT_STORE: 'memory',
       RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '3',
+      // A request without this header counts in the one shared bucket, as with no proxy
+      // configured; the sign-up test names its own addresses with it.
+      CLIENT_ADDRESS_HEADER: CLIENT_ADDRESS_HEADER,
     },
     stdio: 'ignore',
   });
@@ -84,4 +91,52 @@ test('the sign-in form says when to try again after too many failed attempts, an
   expect(res.status()).toBe(429);
   expect(Number(res.headers()['retry-after'])).toBeGreaterThanOrEqual(1);
   expect(await res.text()).toContain('Too many failed sign-in attempts');
+});
+
+/** A page whose requests, server actions included, come from `address` (CLIENT_ADDRESS_HEADER). */
+async function pageFrom(browser: Browser, address: string): Promise<Page> {
+  const context = await browser.newContext({ extraHTTPHeaders: { [CLIENT_ADDRESS_HEADER]: address } });
+  return context.newPage();
+}
+
+test('the sign-up form, once the address is out of attempts, says when to try again and creates no account', async ({ browser }) => {
+  test.setTimeout(150_000);
+  await awayFromWindowEdge(60, 40_000);
+  const email = `limited-${randomBytes(6).toString('hex')}@example.com`;
+  const password = 'correct horse battery staple';
+
+  // Three failed sign-ins use up this address's attempts.
+  const page = await pageFrom(browser, '198.51.100.23');
+  await page.goto(`${BASE}/sign-in`);
+  for (let i = 0; i < 3; i++) {
+    await submit(page, DEMO_USERS.alice.email, `wrong password ${i}`);
+    await expect(page.locator('form .alert-error')).toHaveText('Wrong email or password.');
+  }
+
+  // The sign-up from the same address: refused, with the time to wait, and the button waits.
+  await page.goto(`${BASE}/sign-up`);
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/sign-up');
+  await page.getByLabel('Name').fill('Limited');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await answered;
+  await expect(page.locator('form .alert-error')).toHaveText(/^Too many failed sign-in attempts\. Try again in \d+ seconds\.$/);
+  await expect(page.getByRole('button', { name: /^Try again in \d+ s$/ })).toBeDisabled();
+  await expect(page).toHaveURL(/\/sign-up/);
+  await page.context().close();
+
+  // No account was made: from another address, signing in with that e-mail and password
+  // fails as for any unknown e-mail, and the same sign-up then succeeds (no "already exists").
+  const other = await pageFrom(browser, '198.51.100.77');
+  await other.goto(`${BASE}/sign-in`);
+  await submit(other, email, password);
+  await expect(other.locator('form .alert-error')).toHaveText('Wrong email or password.');
+  await other.goto(`${BASE}/sign-up`);
+  await other.getByLabel('Name').fill('Limited');
+  await other.getByLabel('Email').fill(email);
+  await other.getByLabel('Password').fill(password);
+  await other.getByRole('button', { name: 'Create account' }).click();
+  await other.waitForURL((url) => !url.pathname.startsWith('/sign-up'));
+  await other.context().close();
 });

@@ -9,13 +9,29 @@ import { PASSWORD_HASH_COST } from '@/lib/passwords';
  * against 106 ms per cost-11 comparison, measured here: docs/security.md, row 3c). A
  * worker-thread pool around bcryptjs would also free the loop, at bcryptjs's CPU cost.
  *
- * At most HASH_CONCURRENCY hashes run at once, the others wait their turn: by default one
- * core fewer than the machine has (at least one), so that sign-ins never take every core
- * from the requests the process serves meanwhile, and the thread pool keeps threads for
- * file and DNS work. Sign-in attempts are limited before they get here (sign-in-limit.ts).
+ * At most HASH_CONCURRENCY hashes run at once, the others wait their turn: one core fewer
+ * than the machine has, and one thread fewer than libuv's thread pool (UV_THREADPOOL_SIZE,
+ * 4 by default), at least one. So sign-ins never take every core from the requests the
+ * process serves meanwhile, and the pool keeps a thread for file, DNS and zlib work even
+ * on a machine with more than four cores. Sign-in attempts are limited before they get
+ * here (sign-in-limit.ts).
  */
 
-const HASH_CONCURRENCY = Math.max(1, availableParallelism() - 1);
+const HASH_CONCURRENCY = hashConcurrency(availableParallelism(), process.env.UV_THREADPOOL_SIZE);
+
+/** The size of libuv's thread pool for a UV_THREADPOOL_SIZE value, read as libuv reads it (atoi, 0 -> 1, at most 1024). */
+export function threadPoolSize(setting: string | undefined): number {
+  if (setting === undefined) return 4;
+  const n = Number.parseInt(setting, 10);
+  if (!Number.isFinite(n) || n === 0) return 1; // atoi's 0 for "" or "abc"
+  // libuv keeps the count unsigned: a negative value wraps round to the maximum.
+  return n < 0 ? 1024 : Math.min(n, 1024);
+}
+
+/** How many hashes may run at once: min(cores - 1, thread pool - 1), at least 1. */
+export function hashConcurrency(cores: number, threadPoolSetting: string | undefined): number {
+  return Math.max(1, Math.min(cores - 1, threadPoolSize(threadPoolSetting) - 1));
+}
 
 // Compared against when the email is unknown, so that a wrong email and a wrong password
 // take the same time and give the same answer. Made on first use, with the same cost as

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { INTERNAL_BODY_LIMIT, readBoundedBody } from '@/server/http/body';
-import { config as proxyConfig } from '../../proxy';
+import { NextRequest } from 'next/server';
+import { config as proxyConfig, proxy } from '../../proxy';
 
 /**
  * The body cap of the app's own endpoints (issue 17): a body over 100 KiB is a 413 before
@@ -84,8 +85,8 @@ describe('/api/trpc', () => {
 });
 
 describe("proxy.ts's matcher (server actions)", () => {
-  const [matcher] = proxyConfig.matcher;
-  const over = new RegExp(`^${matcher!.has[0]!.value}$`);
+  const [matcher, unknownLength] = proxyConfig.matcher;
+  const over = new RegExp(`^${(matcher!.has[0] as { value: string }).value}$`);
 
   it('matches exactly the Content-Lengths above INTERNAL_BODY_LIMIT', () => {
     const limit = INTERNAL_BODY_LIMIT;
@@ -103,5 +104,26 @@ describe("proxy.ts's matcher (server actions)", () => {
     expect(source.test('/settings/sessions')).toBe(true);
     expect(source.test('/')).toBe(true);
     expect(source.test('/api/trpc/apiKeys.create')).toBe(false);
+  });
+
+  it('also takes a page request with Transfer-Encoding and no Content-Length (a chunked action body), on the same paths', () => {
+    expect(unknownLength!.source).toBe(matcher!.source);
+    expect(unknownLength!.has).toEqual([{ type: 'header', key: 'transfer-encoding' }]);
+    expect((unknownLength as { missing?: unknown }).missing).toEqual([{ type: 'header', key: 'content-length' }]);
+  });
+
+  it('answers 411 to a body of undeclared length and 413 to a declared one, both JSON and no-store', async () => {
+    const request = (headers: Record<string, string>) => new NextRequest('http://localhost:3000/sign-in', { method: 'POST', headers });
+    const cases: { headers: Record<string, string>; status: number; message: string }[] = [
+      { headers: { 'transfer-encoding': 'chunked' }, status: 411, message: 'A request body needs a Content-Length header.' },
+      { headers: { 'content-length': String(50 * 1024 * 1024) }, status: 413, message: 'The request body is larger than 102400 bytes.' },
+    ];
+    for (const { headers, status, message } of cases) {
+      const res = proxy(request(headers));
+      expect(res.status).toBe(status);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.json()).toEqual({ error: { message } });
+    }
   });
 });
