@@ -23,20 +23,27 @@ type Json = Record<string, unknown>;
 
 const RETRIES = RETRY_DELAYS_SECONDS.map((s) => (s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : `${s / 3600} h`)).join(', ');
 
-const RECEIVER_JS = `import express from 'express';
+/**
+ * The receivers of the reference, exported for tests/docs/webhook-receiver-sample.test.ts,
+ * which runs them against deliveries signed and sent by server/webhooks/message.ts and
+ * sender.ts. The JavaScript one needs nothing but `standardwebhooks` (node:http, no framework).
+ */
+export const RECEIVER_JS = `import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks'; // npm install standardwebhooks
 
 const webhook = new Webhook(process.env.WEBHOOK_SECRET); // whsec_…, shown once in Settings → Webhooks
 const seen = new Set(); // use your database in production
 
-const app = express();
-// The signature covers the exact bytes: read the body raw, parse it only after verifying.
-app.post('/webhooks/contracts', express.raw({ type: 'application/json' }), (req, res) => {
+const server = createServer(async (req, res) => {
+  if (req.method !== 'POST' || req.url !== '/webhooks/contracts') return res.writeHead(404).end();
+  // The signature covers the exact bytes: read the body raw, parse it only after verifying.
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
   let event;
   try {
-    event = webhook.verify(req.body.toString('utf8'), req.headers); // checks webhook-id, -timestamp, -signature
+    event = webhook.verify(Buffer.concat(chunks).toString('utf8'), req.headers); // checks webhook-id, -timestamp, -signature
   } catch {
-    return res.status(400).send('bad signature');
+    return res.writeHead(400).end('bad signature');
   }
   const id = req.headers['webhook-id'];
   if (!seen.has(id)) { // at-least-once: a retry carries the same webhook-id
@@ -44,11 +51,11 @@ app.post('/webhooks/contracts', express.raw({ type: 'application/json' }), (req,
     if (event.type === 'contract.deleted') console.log('deleted', event.data.contract.id);
     else console.log(event.type, event.data.contract.title, event.data.changed_fields ?? '');
   }
-  res.sendStatus(204); // answer 2xx within 10 s; do slow work afterwards
+  res.writeHead(204).end(); // answer 2xx within 10 s; do slow work afterwards
 });
-app.listen(3001);`;
+server.listen(process.env.PORT ?? 3001, () => console.log('listening on port', server.address().port));`;
 
-const RECEIVER_PY = `# pip install standardwebhooks flask
+export const RECEIVER_PY = `# pip install standardwebhooks flask
 import os
 from flask import Flask, request
 from standardwebhooks.webhooks import Webhook
@@ -75,7 +82,7 @@ Every request follows [Standard Webhooks](https://www.standardwebhooks.com): hea
 - **Deletions in bulk**: emptying the table with \`TRUNCATE\` (a reload by the extraction pipeline) sends no \`contract.deleted\`. If you keep a copy, reconcile now and then: list every contract (GET /contracts without filters), drop those no longer listed, then continue with \`updated_since\`.
 - **Destinations**: https only, public addresses only (checked when the endpoint is added and again at each delivery); at most 10 endpoints per user.
 
-A receiver in JavaScript (Express):
+A receiver in JavaScript (Node.js, no framework; with Express, read the body with \`express.raw({ type: 'application/json' })\` and verify \`req.body\` the same way):
 
 \`\`\`javascript
 ${RECEIVER_JS}
