@@ -49,8 +49,19 @@ export function scalarConfiguration(documentUrl: string, origin: string): Record
     orderSchemaPropertiesBy: 'preserve',
     orderRequiredPropertiesFirst: false,
     showOperationId: true,
+    customCss: PHONE_CSS,
   };
 }
+
+/**
+ * At phone width, a heading that fills its line (`contract.extraction_completed`) had its
+ * "Copy link" button (invisible until focused) hanging past the right edge, which widened
+ * the whole page: the button goes over the heading's end instead
+ * (e2e/phone-layout.spec.ts).
+ */
+const PHONE_CSS = `@media (max-width: 600px) {
+  .scalar-api-reference .section-header .group\\/heading > span.relative > button { left: auto; right: 0; }
+}`;
 
 /**
  * The interactive API reference: Scalar's standalone bundle, served by this app, mounted

@@ -1,4 +1,6 @@
-import { expect, test, type Page, type TestInfo } from '@playwright/test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, test, type APIRequestContext, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { DEMO_USERS, demoContractId } from '@/db/seed/demo';
 import { snapshot } from './support/artifacts';
 import { createFeed, mintKey, revokeFeed, revokeKey, signInOverHttp } from './support/session';
@@ -48,6 +50,14 @@ async function expectNoSidewaysScroll(page: Page, testInfo: TestInfo, name: stri
   expect(scrollWidth, `${name}: document width at ${WIDTH} px (sticking out: ${overflowing.join(', ')})`).toBeLessThanOrEqual(WIDTH);
 }
 
+/**
+ * Scalar renders the reference's later sections a few seconds after its first screen: wait
+ * for the last one (the webhooks, whose long headings widened the page once) before measuring.
+ */
+async function expectReferenceRendered(page: Page): Promise<void> {
+  await expectSoon(page.getByRole('heading', { name: 'contract.extraction_completed', exact: true }).first()).toBeAttached();
+}
+
 async function expectTopBarLinks(page: Page, signedIn: boolean): Promise<void> {
   const nav = page.getByRole('navigation', { name: 'Main' });
   const names = signedIn ? ['Contracts', 'Settings', 'API reference'] : ['API reference'];
@@ -68,6 +78,7 @@ test('signed out: home, sign-in, sign-up and the API reference', async ({ page }
   }
   await page.goto('/docs/api');
   await expectSoon(page.getByRole('heading', { name: 'Contract Data API', level: 1 })).toBeVisible();
+  await expectReferenceRendered(page);
   // The reference is many screens long: its first screen is the artifact.
   await expectNoSidewaysScroll(page, testInfo, 'api-reference', { fullPage: false });
 });
@@ -122,8 +133,87 @@ test('signed in: home, the contracts list and a contract, settings, the API refe
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API reference' }).click();
   await expect(page).toHaveURL(/\/docs\/api(#.*)?$/);
   await expectSoon(page.getByRole('heading', { name: 'Contract Data API', level: 1 })).toBeVisible();
+  await expectReferenceRendered(page);
   await expectNoSidewaysScroll(page, testInfo, 'api-reference-signed-in', { fullPage: false });
 
   await revokeKey(page.request, key.id);
   await revokeFeed(page.request, feed.id);
+});
+
+/** A call of the app's tRPC endpoint with the signed-in session: a mutation (POST) or a query (GET). */
+async function trpcCall<T>(api: APIRequestContext, procedure: string, input?: unknown): Promise<T> {
+  const res = input === undefined ? await api.get(`/api/trpc/${procedure}`) : await api.post(`/api/trpc/${procedure}`, { data: input });
+  const text = await res.text();
+  expect(res.status(), `${procedure}: ${text}`).toBe(200);
+  return (JSON.parse(text) as { result: { data: T } }).result.data;
+}
+
+/** Clicks `button` until `shown` appears (a click before the page has hydrated does nothing). */
+async function clickUntilShown(button: Locator, shown: Locator): Promise<void> {
+  await expect(async () => {
+    if (!(await shown.isVisible())) await button.click();
+    await expect(shown).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
+}
+
+test('signed in: webhooks with an endpoint and its delivery log, sessions, the contracts page\'s calendar dialogs', async ({ page }, testInfo) => {
+  test.setTimeout(120_000);
+  // A receiver on this machine (the server runs with WEBHOOK_ALLOW_PRIVATE_URLS=true), whose
+  // answer is one long word, the hardest text to wrap in the log.
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(`accepted-by-the-phone-layout-receiver-${'x'.repeat(120)}`));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/phone-layout/a-rather-long-path-that-has-to-wrap-on-a-phone-${testInfo.repeatEachIndex}-${testInfo.retry}`;
+  let endpointId = '';
+  const feedIds: string[] = [];
+  const SUBSCRIBED_FEED = `e2e phone layout: subscribed from the contracts page ${testInfo.repeatEachIndex}-${testInfo.retry}`;
+  try {
+    await signInOverHttp(page.request, DEMO_USERS.bob.email);
+    // Every event type, so that the card lists them all and the offsets too.
+    const created = await trpcCall<{ endpoint: { id: string } }>(page.request, 'webhooks.create', { url });
+    endpointId = created.endpoint.id;
+    const sent = await trpcCall<{ state: string }>(page.request, 'webhooks.sendTest', { id: endpointId });
+    expect(sent.state).toBe('succeeded');
+
+    await page.goto('/settings/webhooks');
+    const endpoint = page.getByTestId('webhook-endpoint').filter({ hasText: url });
+    await expect(endpoint).toBeVisible();
+    await clickUntilShown(endpoint.getByRole('button', { name: 'Show delivery log' }), endpoint.getByRole('button', { name: 'Hide delivery log' }));
+    await expect(endpoint.getByRole('table', { name: 'Delivery log' })).toBeVisible();
+    await expect(endpoint.getByTestId('webhook-delivery-row')).toHaveCount(1);
+    await expectNoSidewaysScroll(page, testInfo, 'settings-webhooks');
+    const add = page.getByRole('dialog', { name: 'Add webhook endpoint' });
+    await clickUntilShown(page.getByRole('button', { name: 'Add endpoint', exact: true }), add);
+    await expectNoSidewaysScroll(page, testInfo, 'settings-webhooks-dialog');
+    await add.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.goto('/settings/sessions');
+    await expect(page.getByRole('button', { name: 'Sign out everywhere' })).toBeVisible();
+    await expectNoSidewaysScroll(page, testInfo, 'settings-sessions');
+
+    // An active feed with a long name, which the dialog names.
+    feedIds.push((await createFeed(page.request, 'e2e phone layout: a long feed name for the subscribe dialog')).id);
+    await page.goto('/contracts');
+    const subscribe = page.getByRole('dialog', { name: 'Subscribe in your calendar' });
+    await clickUntilShown(page.getByRole('button', { name: 'Subscribe in calendar' }), subscribe);
+    await expect(subscribe.getByTestId('existing-feeds')).toBeVisible();
+    await expectNoSidewaysScroll(page, testInfo, 'contracts-subscribe-dialog');
+    await subscribe.getByLabel('Name').fill(SUBSCRIBED_FEED);
+    await subscribe.getByRole('button', { name: 'Create feed' }).click();
+    const feed = page.getByRole('dialog', { name: 'Your new calendar feed' });
+    await expect(feed.getByTestId('new-calendar-feed-url')).toBeVisible();
+    await expectNoSidewaysScroll(page, testInfo, 'contracts-subscribe-feed-url');
+    await feed.getByRole('button', { name: 'I have saved the address' }).click();
+    await expect(feed).toBeHidden();
+  } finally {
+    if (endpointId) await trpcCall(page.request, 'webhooks.delete', { id: endpointId });
+    if (feedIds.length > 0) {
+      const feeds = await trpcCall<{ id: string; name: string; status: string }[]>(page.request, 'calendarFeeds.list');
+      for (const f of feeds) if (f.status === 'active' && (feedIds.includes(f.id) || f.name === SUBSCRIBED_FEED)) await revokeFeed(page.request, f.id);
+    }
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  }
 });

@@ -282,7 +282,9 @@ function DeliveryLog({ endpointId, version, onResent }: { endpointId: string; ve
       {rows.length === 0 ? (
         <p className="small muted">No deliveries yet. Send a test event to try your receiver.</p>
       ) : (
-        <div style={{ overflowX: 'auto' }}>
+        // position: relative makes this scrolling box the containing block of the visually
+        // hidden header text, which otherwise widened the page at phone width.
+        <div style={{ overflowX: 'auto', position: 'relative' }}>
           <table className="data" aria-label="Delivery log">
             <thead>
               <tr>

@@ -23,20 +23,27 @@ type Json = Record<string, unknown>;
 
 const RETRIES = RETRY_DELAYS_SECONDS.map((s) => (s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : `${s / 3600} h`)).join(', ');
 
-const RECEIVER_JS = `import express from 'express';
+/**
+ * The receivers of the reference, exported for tests/docs/webhook-receiver-sample.test.ts,
+ * which runs them against deliveries signed and sent by server/webhooks/message.ts and
+ * sender.ts. The JavaScript one needs nothing but `standardwebhooks` (node:http, no framework).
+ */
+export const RECEIVER_JS = `import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks'; // npm install standardwebhooks
 
 const webhook = new Webhook(process.env.WEBHOOK_SECRET); // whsec_…, shown once in Settings → Webhooks
 const seen = new Set(); // use your database in production
 
-const app = express();
-// The signature covers the exact bytes: read the body raw, parse it only after verifying.
-app.post('/webhooks/contracts', express.raw({ type: 'application/json' }), (req, res) => {
+const server = createServer(async (req, res) => {
+  if (req.method !== 'POST' || req.url !== '/webhooks/contracts') return res.writeHead(404).end();
+  // The signature covers the exact bytes: read the body raw, parse it only after verifying.
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
   let event;
   try {
-    event = webhook.verify(req.body.toString('utf8'), req.headers); // checks webhook-id, -timestamp, -signature
+    event = webhook.verify(Buffer.concat(chunks).toString('utf8'), req.headers); // checks webhook-id, -timestamp, -signature
   } catch {
-    return res.status(400).send('bad signature');
+    return res.writeHead(400).end('bad signature');
   }
   const id = req.headers['webhook-id'];
   if (!seen.has(id)) { // at-least-once: a retry carries the same webhook-id
@@ -44,11 +51,11 @@ app.post('/webhooks/contracts', express.raw({ type: 'application/json' }), (req,
     if (event.type === 'contract.deleted') console.log('deleted', event.data.contract.id);
     else console.log(event.type, event.data.contract.title, event.data.changed_fields ?? '');
   }
-  res.sendStatus(204); // answer 2xx within 10 s; do slow work afterwards
+  res.writeHead(204).end(); // answer 2xx within 10 s; do slow work afterwards
 });
-app.listen(3001);`;
+server.listen(process.env.PORT ?? 3001, () => console.log('listening on port', server.address().port));`;
 
-const RECEIVER_PY = `# pip install standardwebhooks flask
+export const RECEIVER_PY = `# pip install standardwebhooks flask
 import os
 from flask import Flask, request
 from standardwebhooks.webhooks import Webhook
@@ -66,15 +73,16 @@ def contracts():
     print(event["type"], event["data"]["contract"]["id"])
     return "", 204`;
 
-const DESCRIPTION = `Instead of polling \`updated_since\`, register an HTTPS endpoint under Settings → Webhooks (or \`npm run webhook -- create\`): the service POSTs a JSON event to it when a contract is created, changed, deleted or finishes extraction, and when a renewal or expiration date comes within the days you choose (default ${DEFAULT_UPCOMING_OFFSETS.join(', ')}). Events are captured by the database in the same transaction as the change, so none is lost; you receive them for the contracts you can see when they are sent (your personal ones and your organisations').
+const DESCRIPTION = `Instead of polling \`updated_since\`, register an HTTPS endpoint under Settings → Webhooks (or \`npm run webhook -- create\`): the service POSTs a JSON event to it when a contract is created, changed, deleted or finishes extraction, and when a renewal or expiration date comes within the days you choose (default ${DEFAULT_UPCOMING_OFFSETS.join(', ')}). Events are captured by the database in the same transaction as the change (every insert, update and delete), so none is lost; you receive them for the contracts you can see when they are sent (your personal ones and your organisations').
 
 Every request follows [Standard Webhooks](https://www.standardwebhooks.com): headers \`webhook-id\` (\`msg_…\`, the same on every retry of an event: use it to drop duplicates), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{body}\` with your endpoint's secret \`whsec_…\`; two signatures, space-separated, for ${PREVIOUS_SECRET_VALID_HOURS} hours after you rotate the secret). The body is \`{type, timestamp, data}\`; \`data.contract\` has the shape of GET /contracts/{id} at the time of the event.
 
 - **Delivery**: at least once, in order per contract, usually within a second or two. Answer any 2xx within 10 s (the first 4 KiB of your answer are kept in the delivery log); redirects are not followed.
 - **Retries** after a failure: ${RETRIES} (8 attempts, about a day). An endpoint whose every attempt has failed for ${DISABLE_AFTER_FAILING_DAYS} days is disabled; Settings → Webhooks says why, and you resume it there. Every delivery can be resent from the log.
+- **Deletions in bulk**: emptying the table with \`TRUNCATE\` (a reload by the extraction pipeline) sends no \`contract.deleted\`. If you keep a copy, reconcile now and then: list every contract (GET /contracts without filters), drop those no longer listed, then continue with \`updated_since\`.
 - **Destinations**: https only, public addresses only (checked when the endpoint is added and again at each delivery); at most 10 endpoints per user.
 
-A receiver in JavaScript (Express):
+A receiver in JavaScript (Node.js, no framework; with Express, read the body with \`express.raw({ type: 'application/json' })\` and verify \`req.body\` the same way):
 
 \`\`\`javascript
 ${RECEIVER_JS}
@@ -107,7 +115,12 @@ function eventSchema(type: string, data: Json, description: string): Json {
     required: ['type', 'timestamp', 'data'],
     properties: {
       type: { type: 'string', const: type },
-      timestamp: { type: 'string', format: 'date-time', description: 'When the event happened (ISO 8601, UTC).' },
+      timestamp: {
+        type: 'string',
+        format: 'date-time',
+        description:
+          'When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.',
+      },
       data,
     },
   };

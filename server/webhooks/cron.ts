@@ -13,7 +13,7 @@ import { WebhookWorker, type PassResult } from './worker';
  * worker runs in process. Vercel sends `Authorization: Bearer $CRON_SECRET`; anything else
  * is a 401 that counts against the client address like a bad API key. Without CRON_SECRET
  * the route does not exist (404). One call runs passes for at most DRAIN_BUDGET_MS, within
- * the function's 60 s (vercel.json `functions`).
+ * the function's 60 s (`maxDuration` in app/api/cron/webhooks/route.ts).
  */
 const DRAIN_BUDGET_MS = 45_000;
 

@@ -14,6 +14,10 @@ export { retryAfterSeconds, retryOnRateLimit, type FetchFunction, type RetryInfo
 export { revalidateWithETags, type RevalidationOptions } from './revalidate.js';
 
 type Schemas = components['schemas'];
+/** The list's answer (GET /contracts): `{ success: true, data: { contracts, pagination } }`. */
+export type ContractList = Schemas['ContractList'];
+/** The get-one answer (GET /contracts/{id}): `{ success: true, data: { contract } }`. */
+export type ContractResponse = Schemas['ContractResponse'];
 export type ContractSummary = Schemas['ContractSummary'];
 export type ContractDetail = Schemas['ContractDetail'];
 export type ExtractedData = Schemas['ExtractedData'];
@@ -21,6 +25,8 @@ export type Pagination = Schemas['Pagination'];
 export type ExportRequest = Schemas['ExportRequest'];
 /** The body of every error answer: `{ success: false, error: { code, message, details }, request_id }`. */
 export type ErrorBody = Schemas['Error'];
+/** The same envelope as ErrorBody (the document's `Error` schema); ContractDataApiError is the exception that carries it. */
+export type ApiError = ErrorBody;
 /** The stable error codes to branch on. */
 export type ErrorCode = Schemas['ErrorCode'];
 /** The list's query parameters (filters, sort, limit, offset). */

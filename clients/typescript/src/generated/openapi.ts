@@ -466,7 +466,7 @@ export interface components {
             type: "contract.created";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -479,7 +479,7 @@ export interface components {
             type: "contract.updated";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -494,7 +494,7 @@ export interface components {
             type: "contract.deleted";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -515,7 +515,7 @@ export interface components {
             type: "contract.extraction_completed";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -528,7 +528,7 @@ export interface components {
             type: "contract.renewal_upcoming";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -550,7 +550,7 @@ export interface components {
             type: "contract.expiration_upcoming";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
@@ -572,7 +572,7 @@ export interface components {
             type: "webhook.test";
             /**
              * Format: date-time
-             * @description When the event happened (ISO 8601, UTC).
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
              */
             timestamp: string;
             data: {
