@@ -1,10 +1,10 @@
-import { and, sql, type SQL } from 'drizzle-orm';
+import { and, or, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
 import { contracts } from '../../schema';
 import { accessPaths, accessPathValues, accessShape, accessShapeName, type CallerScope } from '../access';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
 import { DEFAULT_ORDER, orderTerms, SORT_KEYS, type Sort } from './expressions';
-import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters } from './filters';
+import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters, type FilterShape } from './filters';
 
 /** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
 export interface Cursor {
@@ -52,6 +52,28 @@ function sortColumns(sort: Sort) {
 }
 
 /**
+ * updated_since is one range of an index of each access path, (path, updated_at, id).
+ * Sorted by another key, a path's walk of the sort's index keeps only the rows in that
+ * range, and a path with few of them (or none) is walked to its end before its branch
+ * yields enough rows (sort=title: 80,000 rows in each organisation without a recent
+ * update, 120 ms at 2M). So each path chooses: with fewer matches than FEW_MATCHES it reads
+ * the range and sorts it (at most that many rows); with more, it walks the sort's index,
+ * which then finds a page's rows soon unless they are correlated with the order. The
+ * matches are counted up to FEW_MATCHES in that index (an index-only scan, 0.2 ms).
+ *
+ * The date windows have the same kind of index, but not this choice: at 2M the heavy
+ * caller has 2,400 to 3,000 matches in each path for a 90-day window, so they walk
+ * anyway, and the per-path decisions (12 scalar subqueries) added about 1 ms to every
+ * window sorted by another key (docs/query-plans.md, "What is not met").
+ */
+export const FEW_MATCHES = 1000;
+
+/** Whether each path chooses between walking and reading the range: updated_since alone, sorted by another key. */
+function choosesPerPath(filter: FilterShape, sort: Sort): boolean {
+  return filter.names.length === 1 && filter.names[0] === 'updatedSince' && sort.field !== 'updated_at';
+}
+
+/**
  * The statement of one page in the sort's order (default: created_at descending, then id
  * descending), at an offset or after a cursor (keyset). Undefined when the organisation
  * filter leaves nothing to read.
@@ -68,6 +90,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
   const offset = page.offset ?? 0;
   const filter = filterShape(filters);
   const cursor = page.after ? afterCursor(sort, page.after) : undefined;
+  const walkOrRange = choosesPerPath(filter, sort);
   const values: Record<string, unknown> = { ...accessPathValues(scope, shape), ...filter.values, ...cursor?.values };
   values.limit = page.limit;
   values.branchLimit = page.limit + offset;
@@ -81,6 +104,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     `${sort.descending ? '-' : ''}${sort.field}`,
     ...(hasOffset ? ['offset'] : []),
     ...(cursor ? [cursor.name] : []),
+    ...(walkOrRange ? ['walk-or-range'] : []),
   ].join(' ');
   const build = (db: Database) => {
     const paths = accessPaths(shape);
@@ -96,8 +120,40 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
         .where(and(where, ...filter.clauses, after))
         .orderBy(...orderTerms(sort, SORT_KEYS[sort.field].expression, sql`${contracts.id}`));
     const ranges: (SQL | undefined)[] = cursor ? cursor.clauses : [undefined];
-    if (paths.length === 1 && ranges.length === 1) return branch(paths[0]!, ranges[0]).limit(limit).offset(offsetValue);
-    const branches = paths.flatMap((where) => ranges.map((after) => branch(where, after).limit(sql.placeholder('branchLimit'))));
+    const branchLimit = sql.placeholder('branchLimit');
+    let branches;
+    if (!walkOrRange) {
+      if (paths.length === 1 && ranges.length === 1) return branch(paths[0]!, ranges[0]).limit(limit).offset(offsetValue);
+      branches = paths.flatMap((where) => ranges.map((after) => branch(where, after).limit(branchLimit)));
+    } else {
+      // Per path, two alternatives; a one-time filter (evaluated once, before any row is
+      // read) runs exactly one of them. Postgres estimates every path with the table's
+      // overall share of matches and cannot tell a path that has none.
+      const few = sql.raw(String(FEW_MATCHES));
+      const matches = paths.map((where) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${contracts} WHERE ${and(where, ...filter.clauses)} LIMIT ${few}) AS matches)`);
+      branches = paths.flatMap((where, i) => {
+        // Many matches: the walk in the sort's order, as above.
+        const walks = ranges.map((after) => branch(where, and(after, sql`${matches[i]} >= ${few}`)).limit(branchLimit));
+        // Few: the path's rows in the filter's range (the cursor's ranges as one condition),
+        // then sorted. The subquery's LIMIT cuts nothing (this branch runs only when the
+        // range holds fewer rows), but keeps Postgres from planning it as a walk of the
+        // sort's index and from costing it as the table-wide share of the path (which
+        // priced the statement above the JIT threshold: 45 ms of compiling).
+        const inRange = db
+          .select(selection)
+          .from(contracts)
+          .where(and(where, ...filter.clauses, cursor ? or(...cursor.clauses) : undefined))
+          .limit(FEW_MATCHES)
+          .as('in_range');
+        const sorted = db
+          .select()
+          .from(inRange)
+          .where(sql`${matches[i]} < ${few}`)
+          .orderBy(...orderTerms(sort, sql`${sql.identifier('sort_key')}`, sql`${sql.identifier('id')}`))
+          .limit(branchLimit);
+        return [...walks, sorted];
+      });
+    }
     const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
     return rest
       .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)

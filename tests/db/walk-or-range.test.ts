@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { contractPageStatement, FEW_MATCHES, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
+import { SORT_FIELDS, type SortField } from '@/lib/contracts';
+import { createTestDatabase } from '../helpers/db';
+
+/**
+ * updated_since sorted by another key reads each access path one of two ways, chosen per
+ * path by how many of its rows match (page.ts, FEW_MATCHES): a walk of the sort's index,
+ * or the filter's range sorted. The date windows (which walk) are checked the same way. Here
+ * the personal path has more matches than FEW_MATCHES (walked), one organisation a few
+ * (its range, with null keys and ties among them) and the other none: every page, by
+ * offset and by cursor in both directions, must be the naive sort of the matching rows
+ * (key with nulls last, then id, both in the sort's direction).
+ */
+
+let handle: DatabaseHandle;
+const USER = '00000000-0000-4000-8000-0000000e0001';
+const ORGS = ['00000000-0000-4000-8000-0000000e00a1', '00000000-0000-4000-8000-0000000e00a2'] as const;
+const scope = { userId: USER, organizationIds: [...ORGS] };
+
+const MANY = FEW_MATCHES + FEW_MATCHES / 2;
+const TITLES = ['alpha', 'beta', 'gamma', 'delta'];
+const rows: NewContract[] = [];
+
+/** A row of `path`; `match` decides whether it is in every filter's range below. */
+function row(i: number, organizationId: string | null, match: boolean, status: NewContract['status']): NewContract {
+  return {
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    ownerId: USER,
+    organizationId,
+    title: TITLES[(i * 7) % TITLES.length]!,
+    status,
+    fileName: 'f.pdf',
+    fileSize: 1,
+    createdAt: new Date(Date.UTC(2026, 0, 1, 0, (i * 13) % 97)),
+    updatedAt: match ? new Date(Date.UTC(2027, 0, 1 + (i % 20))) : new Date(Date.UTC(2026, 5, 1 + (i % 20))),
+    expirationDate: match ? `2027-03-${String(1 + ((i * 5) % 31)).padStart(2, '0')}` : `2028-0${1 + (i % 9)}-15`,
+    renewalDate: i % 11 === 0 ? null : match ? `2027-02-${String(1 + ((i * 3) % 28)).padStart(2, '0')}` : '2028-06-01',
+    contractValue: i % 9 === 0 ? null : ((i * 37) % 11) * 100,
+  };
+}
+
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  await handle.db.insert(users).values({ id: USER, email: 'walk-or-range@example.com' });
+  await handle.db.insert(organizations).values(ORGS.map((id, i) => ({ id, name: `Range ${i}` })));
+  await handle.db.insert(memberships).values(ORGS.map((organizationId) => ({ userId: USER, organizationId })));
+  let i = 0;
+  // Personal: MANY completed rows in every range, and some outside.
+  for (let n = 0; n < MANY; n++) rows.push(row(++i, null, true, 'completed'));
+  for (let n = 0; n < 100; n++) rows.push(row(++i, null, false, n % 2 ? 'completed' : 'pending'));
+  // First organisation: 7 rows in the ranges (2 pending: in updated_since only, with null dates and value), 150 outside.
+  for (let n = 0; n < 7; n++) rows.push(row(++i, ORGS[0], true, n < 2 ? 'pending' : 'completed'));
+  for (let n = 0; n < 150; n++) rows.push(row(++i, ORGS[0], false, n % 3 ? 'completed' : 'failed'));
+  // Second organisation: none in the ranges.
+  for (let n = 0; n < 40; n++) rows.push(row(++i, ORGS[1], false, 'completed'));
+  for (let at = 0; at < rows.length; at += 500) await handle.db.insert(contracts).values(rows.slice(at, at + 500));
+  await handle.query('ANALYZE contracts');
+}, 60_000);
+afterAll(async () => handle?.close());
+
+/** The key the API sorts by: extracted data only once completed; a title case-insensitively. */
+function sortKey(r: NewContract, field: SortField): string | number | null {
+  const shown = <T>(v: T | null | undefined) => (r.status === 'completed' ? (v ?? null) : null);
+  switch (field) {
+    case 'created_at':
+      return r.createdAt!.toISOString();
+    case 'updated_at':
+      return r.updatedAt!.toISOString();
+    case 'expiration_date':
+      return shown(r.expirationDate);
+    case 'renewal_date':
+      return shown(r.renewalDate);
+    case 'contract_value':
+      return shown(r.contractValue);
+    case 'title':
+      return r.title.toLowerCase();
+  }
+}
+
+function matches(r: NewContract, f: ContractFilters): boolean {
+  if (f.organizationId !== undefined && r.organizationId !== f.organizationId) return false;
+  if (f.updatedSince !== undefined && r.updatedAt! < new Date(f.updatedSince)) return false;
+  const e = sortKey(r, 'expiration_date') as string | null;
+  const n = sortKey(r, 'renewal_date') as string | null;
+  if (f.expirationFrom !== undefined && (e === null || e < f.expirationFrom)) return false;
+  if (f.expirationTo !== undefined && (e === null || e > f.expirationTo)) return false;
+  if (f.renewalFrom !== undefined && (n === null || n < f.renewalFrom)) return false;
+  if (f.renewalTo !== undefined && (n === null || n > f.renewalTo)) return false;
+  return true;
+}
+
+/** The naive answer: the matching rows sorted by key (nulls last both ways), then id, in the sort's direction. */
+function expected(f: ContractFilters, field: SortField, descending: boolean): string[] {
+  const sign = descending ? -1 : 1;
+  return rows
+    .filter((r) => matches(r, f))
+    .sort((a, b) => {
+      const [x, y] = [sortKey(a, field), sortKey(b, field)];
+      if (x !== y) {
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * sign;
+      }
+      return (a.id! < b.id! ? -1 : 1) * sign;
+    })
+    .map((r) => r.id!);
+}
+
+const CASES: { filters: ContractFilters; field: SortField }[] = [
+  { filters: { updatedSince: '2027-01-01T00:00:00Z' }, field: 'updated_at' },
+  { filters: { updatedSince: '2027-01-01T00:00:00+00:00', organizationId: ORGS[0] }, field: 'updated_at' },
+  { filters: { expirationFrom: '2027-03-01', expirationTo: '2027-03-31' }, field: 'expiration_date' },
+  { filters: { expirationTo: '2027-03-25' }, field: 'expiration_date' },
+  { filters: { renewalFrom: '2027-02-01', renewalTo: '2027-02-28' }, field: 'renewal_date' },
+];
+
+describe('a range filter sorted by another key: each path walks or reads its range', () => {
+  it('has the paths this test needs: one with FEW_MATCHES or more, one with a few, one with none', () => {
+    const perPath = (f: ContractFilters) => [null, ...ORGS].map((org) => rows.filter((r) => r.organizationId === org && matches(r, f)).length);
+    for (const { filters } of CASES.filter((c) => !c.filters.organizationId)) {
+      const [personal, few, none] = perPath(filters);
+      expect(personal).toBeGreaterThanOrEqual(FEW_MATCHES);
+      expect(few).toBeGreaterThan(0);
+      expect(few).toBeLessThan(20);
+      expect(none).toBe(0);
+    }
+  });
+
+  describe.each(CASES)('$filters', ({ filters, field: rangeField }) => {
+    it.each(SORT_FIELDS.flatMap((field) => [false, true].map((descending) => ({ field, descending }))))(
+      'sort $field descending=$descending: the full list, offset pages and a cursor walk are the naive sort',
+      async (sort) => {
+        const want = expected(filters, sort.field, sort.descending);
+        const name = contractPageStatement(scope, filters, { limit: 10, sort })!.name;
+        // Only updated_since chooses (page.ts); the date windows walk, checked all the same.
+        expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField);
+
+        expect((await selectContractPage(handle.db, scope, filters, { limit: 5000, sort })).map((r) => r.id)).toEqual(want);
+        for (const offset of [0, 3, 50, MANY - 20]) {
+          const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
+          expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));
+        }
+        const walked: string[] = [];
+        let after: Cursor | undefined;
+        for (let i = 0; i < 100; i++) {
+          const page = await selectContractPage(handle.db, scope, filters, { limit: 97, sort, after });
+          walked.push(...page.map((r) => r.id));
+          if (page.length < 97) break;
+          const last = page.at(-1)!;
+          after = { key: last.sortKeyText, id: last.id };
+        }
+        expect(walked).toEqual(want);
+      },
+      60_000,
+    );
+  });
+});
