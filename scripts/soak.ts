@@ -555,9 +555,12 @@ async function settledRss(pid: number): Promise<number> {
 }
 
 interface Connections {
+  /** The pool's connections: what DATABASE_POOL_MAX bounds. */
   total: number;
   idle: number;
   busy: { state: string | null; query: string }[];
+  /** Connections that LISTEN (revocations and webhook wake-ups share one per process), outside the pool. */
+  listeners: number;
 }
 
 async function appConnections(admin: DatabaseHandle, database: string): Promise<Connections> {
@@ -566,7 +569,9 @@ async function appConnections(admin: DatabaseHandle, database: string): Promise<
       WHERE datname = $1 AND application_name = 'contract-data-api' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
     [database],
   );
-  return { total: rows.length, idle: rows.filter((r) => r.state === 'idle').length, busy: rows.filter((r) => r.state !== 'idle') };
+  const isListener = (r: { query: string }) => /^(un)?listen\b/i.test(r.query.trim());
+  const pool = rows.filter((r) => !isListener(r));
+  return { total: pool.length, idle: pool.filter((r) => r.state === 'idle').length, busy: pool.filter((r) => r.state !== 'idle'), listeners: rows.length - pool.length };
 }
 
 // ------------------------------------------------------------------------------------
@@ -872,6 +877,8 @@ runScript(async () => {
     if (rssChange !== undefined && rssChange > RSS_TOLERANCE) failures.push(`RSS grew ${(rssChange * 100).toFixed(1)} % (${rssAfterWarmup!.toFixed(0)} -> ${rssAfterSoak!.toFixed(0)} MiB)`);
     if (connections.busy.length > 0) failures.push(`connections still busy after the soak: ${JSON.stringify(connections.busy)}`);
     if (target.connectionBound !== undefined && connections.total > target.connectionBound) failures.push(`${connections.total} connections, more than the pool's ${target.connectionBound}`);
+    // One LISTEN connection per server process, besides its pool (README, Connection budget).
+    if (server && connections.listeners > 1) failures.push(`${connections.listeners} LISTEN connections, more than the one of the server process`);
     if (normal.status !== 200) failures.push(`a request after the soak answered ${normal.status}`);
     await normal.arrayBuffer();
     if (aborts.abandoned === 0) failures.push('no export was abandoned');
@@ -977,6 +984,7 @@ runScript(async () => {
         afterWarmup: connectionsAfterWarmup.total,
         afterSoak: connections.total,
         busyAfterSoak: connections.busy.length,
+        listeners: connections.listeners,
         bound: target.connectionBound ?? null,
       },
       ...(pools ? { pgbouncerMostSeen: pools.most } : {}),
