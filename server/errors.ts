@@ -101,7 +101,10 @@ export function detailsOfIssues(issues: readonly ZodIssueLike[], allowedFields?:
 /** A 400 listing every validation issue. */
 export function invalidRequest(issues: readonly ZodIssueLike[], allowedFields?: readonly string[]): AppError {
   const details = detailsOfIssues(issues, allowedFields);
-  return new AppError('invalid_request', details.map((d) => d.message).join('; '), details);
+  // Several problems read as one line: "a; b" (a message written as a sentence loses its
+  // full stop there, not in its detail).
+  const message = details.length > 1 ? details.map((d) => d.message.replace(/\.$/, '')).join('; ') : details.map((d) => d.message).join('');
+  return new AppError('invalid_request', message, details);
 }
 
 // tRPC's own errors that reach a client through a transport, with the API's wording.

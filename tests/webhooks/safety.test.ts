@@ -88,7 +88,7 @@ describe('refused at creation', () => {
     const error = await createEndpoint(handle.db, ALICE, { url: 'https://hooks.example.com/x', eventTypes: [], renewalOffsets: [] }, { policy: PRODUCTION, resolve: resolverOf('93.184.216.34') }).catch((e: unknown) => e);
     expect(error).toMatchObject({
       code: 'invalid_request',
-      message: 'Choose at least one event.; Give at least one offset.',
+      message: 'Choose at least one event; Give at least one offset',
       details: [
         { param: 'eventTypes', message: 'Choose at least one event.' },
         { param: 'renewalOffsets', message: 'Give at least one offset.' },
