@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
 import { awayFromWindowEdge } from '../tests/helpers/window-edge';
+import { startOwnServer, type OwnServer } from './support/own-server';
 import { fillSignInForm } from './support/session';
 
 /**
@@ -19,43 +18,22 @@ import { fillSignInForm } from './support/session';
 const PORT = Number(process.env.E2E_PORT ?? 3210) + 7;
 const CLIENT_ADDRESS_HEADER = 'x-e2e-client-address';
 const BASE = `http://127.0.0.1:${PORT}`;
-let server: ChildProcess | undefined;
+let server: OwnServer | undefined;
 
 test.describe.configure({ mode: 'serial' });
 
 test.beforeAll(async () => {
   test.setTimeout(150_000);
-  const { DATABASE_URL: _d, REDIS_URL: _r, UPSTASH_REDIS_REST_URL: _u, KV_REST_API_URL: _k, ...env } = process.env;
-  server = spawn(process.execPath, ['--import', 'tsx', path.join('e2e', 'web-server.ts')], {
-    cwd: path.resolve(import.meta.dirname, '..'),
-    env: {
-      ...env,
-      E2E_PORT: String(PORT),
-      NEXT_TELEMETRY_DISABLED: '1',
-      AUTH_SECRET: process.env.E2E_AUTH_SECRET ?? 'sign-in-limit-secret-at-least-32-characters',
-      AUTH_TRUST_HOST: 'true',
-      RATE_LIMIT_STORE: 'memory',
-      RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '3',
-      // A request without this header counts in the one shared bucket, as with no proxy
-      // configured; the sign-up test names its own addresses with it.
-      CLIENT_ADDRESS_HEADER: CLIENT_ADDRESS_HEADER,
-    },
-    stdio: 'ignore',
+  server = await startOwnServer(PORT, {
+    RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '3',
+    // A request without this header counts in the one shared bucket, as with no proxy
+    // configured; the sign-up test names its own addresses with it.
+    CLIENT_ADDRESS_HEADER: CLIENT_ADDRESS_HEADER,
   });
-  const deadline = Date.now() + 140_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${BASE}/api/v1/openapi.json`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline || server.exitCode !== null) throw new Error('the second server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 });
 
 test.afterAll(() => {
-  server?.kill('SIGTERM');
+  server?.stop();
 });
 
 /** Submits the form and waits for the server action's answer (the message may not change between attempts). */
