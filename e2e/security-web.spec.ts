@@ -120,12 +120,15 @@ function postOnce(
       },
     );
     // The server answers 413 and closes while the body is still being sent: the write then
-    // fails (EPIPE, ECONNRESET), usually after the answer was read. When the reset came
-    // first, the answer is lost with it: status 0, and the caller sends again.
+    // fails (EPIPE, ECONNRESET), and the answer, already on its way, is usually read just
+    // after. Only when none comes within 2 s was it lost with the reset: status 0, and the
+    // caller sends again.
     let answered = false;
     req.on('response', () => (answered = true));
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (!answered) resolve({ status: 0, ms: Date.now() - started, body: error.code });
+      setTimeout(() => {
+        if (!answered) resolve({ status: 0, ms: Date.now() - started, body: error.code });
+      }, 2_000);
     });
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     let sent = 0;
