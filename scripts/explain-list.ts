@@ -6,12 +6,12 @@ import { contractCountStatement } from '@/db/queries/contracts/count';
 import { contractPageStatement, type Cursor } from '@/db/queries/contracts/page';
 import { users } from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
-import { SORT_VALUES } from '@/lib/contracts';
 import { loadScope } from '@/server/access/scope';
 import { toContractFilters, toSort } from '@/server/contracts/query';
 import { listContractsInput } from '@/server/contracts/schemas';
 import { SEARCH_TOTAL_CAP } from '@/server/contracts/service';
 import { getDatabase } from '@/server/database';
+import { COMBINATIONS, singleFilterShapes } from './bench/list-shapes';
 import { StatementTexts } from './bench/statements';
 import { runScript, UsageError } from './run-script';
 
@@ -25,29 +25,6 @@ import { runScript, UsageError } from './run-script';
 //        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5]
 const USAGE =
   "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5]";
-
-/** The single filters of the issue's targets; `{org}` becomes the caller's first organisation. */
-const SUMMARY_FILTERS = [
-  '',
-  'status=completed',
-  'organization_id={org}',
-  'expiring_within_days=90',
-  'renewing_within_days=90',
-  'updated_since=2026-09-01T00:00:00Z',
-  'auto_renewal=true',
-  'q=initech',
-];
-
-/** Combinations of filters (bounded, not held to the single-filter target). */
-const SUMMARY_COMBINATIONS = [
-  'status=completed&organization_id={org}',
-  'auto_renewal=true&expiring_within_days=365&sort=expiration_date',
-  'q=initech&status=completed&sort=-contract_value',
-  'organization_id={org}&renewing_within_days=90&sort=renewal_date',
-  'expiring_within_days=90&sort=-contract_value',
-  'q=no-such-word-anywhere',
-  'q=%23123457',
-];
 
 interface Plan {
   'QUERY PLAN': unknown;
@@ -89,16 +66,13 @@ async function summary(handle: DatabaseHandle, scope: CallerScope, today: string
   };
   console.log('| Query | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
   let worst = { query: '', ms: 0 };
-  for (const filter of SUMMARY_FILTERS) {
-    for (const sort of ['', ...SORT_VALUES.map((s) => `sort=${s}`)]) {
-      const query = [filter, sort].filter(Boolean).join('&');
-      const ms = await row(query);
-      if (ms > worst.ms) worst = { query, ms };
-    }
+  for (const query of singleFilterShapes()) {
+    const ms = await row(query);
+    if (ms > worst.ms) worst = { query, ms };
   }
   console.log(`\nWorst single-filter shape: \`${worst.query || '(none)'}\` ${fmt(worst.ms)} ms\n`);
   console.log('| Combination | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
-  for (const query of SUMMARY_COMBINATIONS) await row(query);
+  for (const query of COMBINATIONS) await row(query);
 
   // Deep pages: the 10,000th page of 50 (or the last one the caller has) by offset and by
   // cursor (the cursor is the row just before it, as the previous page would have named).

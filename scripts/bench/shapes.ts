@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import { SORT_VALUES } from '@/lib/contracts';
+import { runScript, UsageError } from '../run-script';
+import { COMBINATIONS, singleFilterShapes } from './list-shapes';
+
+// End-to-end time of every list shape over HTTP against a running server: what a client
+// on the same machine waits for a page with its total (request sent to body read), one
+// request at a time on one keep-alive connection. The Postgres side of the same shapes is
+// `npm run db:explain -- --summary`; the difference is the server's own work and the wire.
+//
+// Usage (the key in the environment, never on the command line, where `ps` would show it):
+//   CDA_API_KEY=cda_live_… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only 'q=']
+// The key's rate limit must allow (runs + 1) requests per shape, about 900 at --runs 7:
+// start the server with RATE_LIMIT_GENERAL_PER_WINDOW raised for the measurement.
+const USAGE = "CDA_API_KEY=… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only <substring>]";
+
+interface Timing {
+  query: string;
+  medianMs: number;
+  maxMs: number;
+  total: number | null;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timedGet(url: string, key: string): Promise<{ ms: number; body: { data?: { pagination?: { total?: number } } } }> {
+  const started = performance.now();
+  const response = await fetch(url, { headers: { 'X-API-Key': key } });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200) {
+    const hint = response.status === 429 ? ' (raise RATE_LIMIT_GENERAL_PER_WINDOW on the server for the measurement)' : '';
+    throw new Error(`GET ${new URL(url).search || '/'} answered ${response.status}${hint}: ${text.slice(0, 300)}`);
+  }
+  return { ms, body: JSON.parse(text) };
+}
+
+/** An organisation of the caller, from the first page of each sort (the newest contracts may all be personal). */
+async function someOrganization(baseUrl: string, key: string): Promise<string | undefined> {
+  for (const sort of ['', ...SORT_VALUES.map((s) => `&sort=${s}`)]) {
+    const { body } = await timedGet(`${baseUrl}/api/v1/contracts?limit=100${sort}`, key);
+    const found = (body.data as { contracts: { organization_id: string | null }[] }).contracts.find((c) => c.organization_id);
+    if (found) return found.organization_id!;
+  }
+  return undefined;
+}
+
+/** The median time of a request answered 401 (no key): the server's and the wire's own cost at this moment. */
+async function unauthenticatedMs(baseUrl: string, runs: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}/api/v1/contracts`);
+    await response.text();
+    if (response.status !== 401) throw new Error(`GET /api/v1/contracts without a key answered ${response.status}, not 401`);
+    if (i > 0) samples.push(performance.now() - started);
+  }
+  return median(samples);
+}
+
+async function timeShape(baseUrl: string, key: string, query: string, runs: number): Promise<Timing> {
+  const url = `${baseUrl}/api/v1/contracts${query ? `?${query}` : ''}`;
+  const first = await timedGet(url, key); // warms the statement on this connection
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) samples.push((await timedGet(url, key)).ms);
+  return { query, medianMs: median(samples), maxMs: Math.max(...samples), total: first.body.data?.pagination?.total ?? null };
+}
+
+runScript(async () => {
+  const { values } = parseArgs({
+    options: {
+      'base-url': { type: 'string' },
+      runs: { type: 'string', default: '7' },
+      org: { type: 'string' },
+      only: { type: 'string' },
+    },
+  });
+  const key = process.env.CDA_API_KEY;
+  if (!key) throw new UsageError(`CDA_API_KEY is not set\n${USAGE}`);
+  const baseUrl = values['base-url']?.replace(/\/+$/, '');
+  if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be the server's origin (http://…)\n${USAGE}`);
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 101) throw new UsageError(`--runs must be a whole number from 1 to 101\n${USAGE}`);
+
+  const org = values.org ?? (await someOrganization(baseUrl, key));
+  const shapes = [...singleFilterShapes().map((q) => ({ q, single: true })), ...COMBINATIONS.map((q) => ({ q, single: false }))]
+    .filter(({ q }) => !q.includes('{org}') || org)
+    .map(({ q, single }) => ({ query: q.replace('{org}', org ?? ''), single }))
+    .filter(({ query }) => values.only === undefined || query.includes(values.only));
+
+  console.log(`${baseUrl}, one connection, median of ${runs} requests after one warm-up (ms, client side: request sent to body read)`);
+  console.log(`A request answered 401 (no key, no query) takes ${(await unauthenticatedMs(baseUrl, runs)).toFixed(2)} ms: the server's and the wire's floor now\n`);
+  console.log('| Query | total | median ms | max ms |\n| --- | --- | --- | --- |');
+  const single: Timing[] = [];
+  for (const { query, single: isSingle } of shapes) {
+    const t = await timeShape(baseUrl, key, query, runs);
+    if (isSingle) single.push(t);
+    console.log(`| \`${(org ? t.query.replace(org, '{org}') : t.query) || '(none)'}\` | ${t.total ?? ''} | ${t.medianMs.toFixed(2)} | ${t.maxMs.toFixed(2)} |`);
+  }
+  const within = (ms: number) => single.filter((t) => t.medianMs <= ms).length;
+  console.log(`\nSingle-filter shapes: ${single.length}; median within 5 ms: ${within(5)}, within 10 ms: ${within(10)}, within 50 ms: ${within(50)}`);
+  if (single.length === 0) return;
+  const worst = [...single].sort((a, b) => b.medianMs - a.medianMs).slice(0, 5);
+  console.log(`Slowest: ${worst.map((t) => `\`${t.query || '(none)'}\` ${t.medianMs.toFixed(1)} ms`).join(', ')}`);
+});
