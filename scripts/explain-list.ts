@@ -11,7 +11,8 @@ import { toContractFilters, toSort } from '@/server/contracts/query';
 import { listContractsInput } from '@/server/contracts/schemas';
 import { SEARCH_TOTAL_CAP } from '@/server/contracts/service';
 import { getDatabase } from '@/server/database';
-import { COMBINATIONS, singleFilterShapes } from './bench/list-shapes';
+import { errorCodeOf } from '@/server/errors';
+import { COMBINATIONS, filterPairShapes, singleFilterShapes } from './bench/list-shapes';
 import { StatementTexts } from './bench/statements';
 import { runScript, UsageError } from './run-script';
 
@@ -22,9 +23,10 @@ import { runScript, UsageError } from './run-script';
 // directions), plus a page deep in the list by cursor and by offset: the median of
 // --runs executions of each statement, Postgres's own "Execution Time", as a table.
 // Usage: npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD]
-//        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5]
+//        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5] [--pairs]
+// --pairs adds every pair of two filters (scripts/bench/list-shapes.ts) to the summary.
 const USAGE =
-  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5]";
+  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5] [--pairs]";
 
 interface Plan {
   'QUERY PLAN': unknown;
@@ -42,7 +44,16 @@ async function timed(handle: DatabaseHandle, texts: StatementTexts, statement: S
   if (!statement) return 0;
   const { text, params } = texts.compile(statement);
   const samples: number[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await executionMs(handle, text, params));
+  for (let i = 0; i < runs; i++) {
+    try {
+      samples.push(await executionMs(handle, text, params));
+    } catch (error) {
+      // Past the statement timeout (DATABASE_STATEMENT_TIMEOUT_MS, as the API would): the row
+      // says so instead of ending the table. Any other error is a bug and ends it.
+      if (errorCodeOf(error, (code) => code === '57014') === undefined) throw error;
+      return Number.POSITIVE_INFINITY;
+    }
+  }
   return median(samples);
 }
 
@@ -52,10 +63,10 @@ function parseQuery(query: string) {
   return parsed.data;
 }
 
-async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number) {
+async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number, pairs: boolean) {
   const texts = new StatementTexts(handle.db);
   const org = scope.organizationIds[0] ?? '';
-  const fmt = (ms: number) => ms.toFixed(2);
+  const fmt = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(2) : 'timeout');
   const row = async (query: string) => {
     const input = parseQuery(query.replace('{org}', org));
     const filters = toContractFilters(input, today);
@@ -73,6 +84,15 @@ async function summary(handle: DatabaseHandle, scope: CallerScope, today: string
   console.log(`\nWorst single-filter shape: \`${worst.query || '(none)'}\` ${fmt(worst.ms)} ms\n`);
   console.log('| Combination | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
   for (const query of COMBINATIONS) await row(query);
+  if (pairs) {
+    console.log('\n| Two filters | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+    let worstPair = { query: '', ms: 0 };
+    for (const query of filterPairShapes()) {
+      const ms = await row(query);
+      if (ms > worstPair.ms) worstPair = { query, ms };
+    }
+    console.log(`\nWorst pair of filters: \`${worstPair.query}\` ${fmt(worstPair.ms)} ms`);
+  }
 
   // Deep pages: the 10,000th page of 50 (or the last one the caller has) by offset and by
   // cursor (the cursor is the row just before it, as the previous page would have named).
@@ -112,6 +132,7 @@ runScript(async () => {
       today: { type: 'string' },
       summary: { type: 'boolean', default: false },
       runs: { type: 'string', default: '5' },
+      pairs: { type: 'boolean', default: false },
     },
   });
   const email = SCALE_CALLERS[values.caller as keyof typeof SCALE_CALLERS];
@@ -127,7 +148,7 @@ runScript(async () => {
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
   if (values.summary) {
     console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; median of ${runs} runs (ms of Postgres execution)\n`);
-    await summary(handle, scope, values.today, runs);
+    await summary(handle, scope, values.today, runs, values.pairs);
     await handle.close();
     return;
   }
@@ -140,7 +161,10 @@ runScript(async () => {
     count: contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }),
   };
   for (const [label, statement] of Object.entries(statements)) {
-    if (!statement) continue;
+    if (!statement) {
+      console.log(`== ${label}: no statement (the organisation is not the caller's, or the filters contradict each other)\n`);
+      continue;
+    }
     const { text, params } = texts.compile(statement);
     console.log(`== ${label}\n${text}\n`);
     const plan = await handle.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, params);

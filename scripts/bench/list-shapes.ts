@@ -33,3 +33,24 @@ export const COMBINATIONS = [
 export function singleFilterShapes(): string[] {
   return SINGLE_FILTERS.flatMap((filter) => ['', ...SORT_VALUES.map((s) => `sort=${s}`)].map((sort) => [filter, sort].filter(Boolean).join('&')));
 }
+
+/** Sorts that pair with the filters below: the default order, and two that walk other indexes. */
+const PAIR_SORTS = ['', 'sort=-renewal_date', 'sort=title'];
+
+/**
+ * Every pair of two different single filters (the windows and updated_since with a status
+ * that is not `completed` too, which no shown date matches), each with PAIR_SORTS: 81
+ * shapes that bound what two filters cost together.
+ */
+export function filterPairShapes(): string[] {
+  const filters = [...SINGLE_FILTERS.filter(Boolean), 'status=processing'];
+  const pairs: string[] = [];
+  for (let i = 0; i < filters.length; i++) {
+    for (let j = i + 1; j < filters.length; j++) {
+      const [a, b] = [filters[i]!, filters[j]!];
+      if (a.startsWith('status=') && b.startsWith('status=')) continue;
+      for (const sort of PAIR_SORTS) pairs.push([a, b, sort].filter(Boolean).join('&'));
+    }
+  }
+  return pairs;
+}

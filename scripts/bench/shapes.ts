@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { SORT_VALUES } from '@/lib/contracts';
 import { runScript, UsageError } from '../run-script';
-import { COMBINATIONS, singleFilterShapes } from './list-shapes';
+import { COMBINATIONS, filterPairShapes, singleFilterShapes } from './list-shapes';
 
 // End-to-end time of every list shape over HTTP against a running server: what a client
 // on the same machine waits for a page with its total (request sent to body read), one
@@ -9,10 +9,11 @@ import { COMBINATIONS, singleFilterShapes } from './list-shapes';
 // `npm run db:explain -- --summary`; the difference is the server's own work and the wire.
 //
 // Usage (the key in the environment, never on the command line, where `ps` would show it):
-//   CDA_API_KEY=cda_live_… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only 'q=']
+//   CDA_API_KEY=cdapi_… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only 'q='] [--pairs]
+// --pairs adds every pair of two filters (list-shapes.ts) after the single filters.
 // The key's rate limit must allow (runs + 1) requests per shape, about 900 at --runs 7:
 // start the server with RATE_LIMIT_GENERAL_PER_WINDOW raised for the measurement.
-const USAGE = "CDA_API_KEY=… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only <substring>]";
+const USAGE = "CDA_API_KEY=… npm run bench:shapes -- --base-url http://127.0.0.1:3000 [--runs 7] [--org <uuid>] [--only <substring>] [--pairs]";
 
 interface Timing {
   query: string;
@@ -73,6 +74,7 @@ runScript(async () => {
       runs: { type: 'string', default: '7' },
       org: { type: 'string' },
       only: { type: 'string' },
+      pairs: { type: 'boolean', default: false },
     },
   });
   const key = process.env.CDA_API_KEY;
@@ -83,7 +85,7 @@ runScript(async () => {
   if (!Number.isInteger(runs) || runs < 1 || runs > 101) throw new UsageError(`--runs must be a whole number from 1 to 101\n${USAGE}`);
 
   const org = values.org ?? (await someOrganization(baseUrl, key));
-  const shapes = [...singleFilterShapes().map((q) => ({ q, single: true })), ...COMBINATIONS.map((q) => ({ q, single: false }))]
+  const shapes = [...singleFilterShapes().map((q) => ({ q, single: true })), ...COMBINATIONS.map((q) => ({ q, single: false })), ...(values.pairs ? filterPairShapes() : []).map((q) => ({ q, single: false }))]
     .filter(({ q }) => !q.includes('{org}') || org)
     .map(({ q, single }) => ({ query: q.replace('{org}', org ?? ''), single }))
     .filter(({ query }) => values.only === undefined || query.includes(values.only));
@@ -92,13 +94,16 @@ runScript(async () => {
   console.log(`A request answered 401 (no key, no query) takes ${(await unauthenticatedMs(baseUrl, runs)).toFixed(2)} ms: the server's and the wire's floor now\n`);
   console.log('| Query | total | median ms | max ms |\n| --- | --- | --- | --- |');
   const single: Timing[] = [];
+  let worstOther: Timing | undefined;
   for (const { query, single: isSingle } of shapes) {
     const t = await timeShape(baseUrl, key, query, runs);
     if (isSingle) single.push(t);
+    else if (!worstOther || t.medianMs > worstOther.medianMs) worstOther = t;
     console.log(`| \`${(org ? t.query.replace(org, '{org}') : t.query) || '(none)'}\` | ${t.total ?? ''} | ${t.medianMs.toFixed(2)} | ${t.maxMs.toFixed(2)} |`);
   }
   const within = (ms: number) => single.filter((t) => t.medianMs <= ms).length;
   console.log(`\nSingle-filter shapes: ${single.length}; median within 5 ms: ${within(5)}, within 10 ms: ${within(10)}, within 50 ms: ${within(50)}`);
+  if (worstOther) console.log(`\nSlowest combination: \`${org ? worstOther.query.replace(org, '{org}') : worstOther.query}\` ${worstOther.medianMs.toFixed(1)} ms`);
   if (single.length === 0) return;
   const worst = [...single].sort((a, b) => b.medianMs - a.medianMs).slice(0, 5);
   console.log(`Slowest: ${worst.map((t) => `\`${t.query || '(none)'}\` ${t.medianMs.toFixed(1)} ms`).join(', ')}`);

@@ -3,7 +3,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { contractCountStatement, countContracts, countContractsBounded } from '@/db/queries/contracts/count';
-import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { matchesNothing, type ContractFilters } from '@/db/queries/contracts/filters';
 import { selectContractPage } from '@/db/queries/contracts/page';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
@@ -57,7 +57,10 @@ async function expectCountersMatchRows() {
   for (const scope of scopes) {
     for (const filters of FILTERS) {
       if (filters.organizationId && !scope.organizationIds.includes(filters.organizationId)) continue;
-      expect(contractCountStatement(scope, filters)!.name).toMatch(/^contracts\.count (counters|date-counters) /);
+      // A contradiction (a status but completed with a date filter) needs no statement at all.
+      const statement = contractCountStatement(scope, filters);
+      if (statement) expect(statement.name).toMatch(/^contracts\.count (counters|date-counters) /);
+      else expect(matchesNothing(filters), JSON.stringify(filters)).toBe(true);
       const rows = await selectContractPage(handle.db, scope, filters, { limit: 1000 });
       expect(await countContracts(handle.db, scope, filters), JSON.stringify({ scope: scope.userId, filters })).toBe(rows.length);
     }

@@ -12,7 +12,7 @@ import {
   type CallerScope,
 } from '../access';
 import { DEFAULT_ORDER, orderTerms, SORT_KEYS } from './expressions';
-import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters, type FilterShape } from './filters';
+import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, type ContractFilters, type FilterShape } from './filters';
 
 /**
  * How many contracts of a scope match, by the cheapest exact means the filters allow:
@@ -118,7 +118,7 @@ export function contractCountStatement(
   options: CountOptions = {},
 ): Statement<{ n: number | string }[]> | undefined {
   const shape = accessShape(scope, filters.organizationId);
-  if (!shape) return undefined;
+  if (!shape || matchesNothing(filters)) return undefined;
   const filter = filterShape(filters);
   const source = countSource(filter, options);
   const build = (db: Database) => {

@@ -51,6 +51,19 @@ const FILTER_CLAUSES: { [F in FilterName]: { clause: SQL; value: (v: NonNullable
 
 const FILTER_NAMES = Object.keys(FILTER_CLAUSES) as FilterName[];
 
+/** The filters on extracted data, which only a completed contract shows (expressions.ts). */
+const EXTRACTED_DATA_FILTERS: FilterName[] = ['expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo', 'autoRenewal', 'datesFrom'];
+
+/**
+ * Whether no contract can match: a status other than `completed` together with a filter on
+ * extracted data. Such a list is answered without reading a row; as a query it walked every
+ * contract of the caller to find none (`status=processing&expiring_within_days=90`: 121 ms
+ * at 2M contracts). tests/db/matches-nothing.test.ts holds this to the SQL of the clauses.
+ */
+export function matchesNothing(filters: ContractFilters): boolean {
+  return filters.status !== undefined && filters.status !== 'completed' && EXTRACTED_DATA_FILTERS.some((name) => filters[name] !== undefined);
+}
+
 export interface FilterShape {
   /** The filters present, in a fixed order: the part of a statement's name they decide. */
   names: FilterName[];

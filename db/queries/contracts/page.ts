@@ -4,7 +4,7 @@ import { contracts } from '../../schema';
 import { accessPaths, accessPathValues, accessShape, accessShapeName, type CallerScope } from '../access';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
 import { DEFAULT_ORDER, orderTerms, SORT_KEYS, type Sort } from './expressions';
-import { filterShape, filterShapeName, isCommonFilterShape, type ContractFilters, type FilterShape } from './filters';
+import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, type ContractFilters, type FilterShape } from './filters';
 
 /** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
 export interface Cursor {
@@ -75,8 +75,8 @@ function choosesPerPath(filter: FilterShape, sort: Sort): boolean {
 
 /**
  * The statement of one page in the sort's order (default: created_at descending, then id
- * descending), at an offset or after a cursor (keyset). Undefined when the organisation
- * filter leaves nothing to read.
+ * descending), at an offset or after a cursor (keyset). Undefined when there is nothing to
+ * read: the organisation filter is outside the scope, or the filters contradict each other.
  */
 export function contractPageStatement<T extends ContractSummaryRow = ContractSummaryRow>(
   scope: CallerScope,
@@ -85,7 +85,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
   columns: ContractColumns = summaryColumns,
 ): Statement<PageRow<T>[]> | undefined {
   const shape = accessShape(scope, filters.organizationId);
-  if (!shape) return undefined;
+  if (!shape || matchesNothing(filters)) return undefined;
   const sort = page.sort ?? DEFAULT_ORDER;
   const offset = page.offset ?? 0;
   const filter = filterShape(filters);
