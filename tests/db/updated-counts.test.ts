@@ -61,8 +61,10 @@ function sinceValues(instants: number[]): string[] {
     const minus = new Date(t - 11 * 3_600_000).toISOString().replace('Z', '-11:00');
     values.push(plus, minus);
   }
-  // Sub-millisecond: just after an instant of the data.
+  // Sub-millisecond: just after an instant of the data; and seven decimals that Postgres
+  // rounds (to microseconds) up into the next day.
   if (instants[0] !== undefined) values.push(new Date(instants[0]).toISOString().replace('Z', '').concat('001+00:00'));
+  for (const midnight of MIDNIGHTS) values.push(new Date(midnight - 1000).toISOString().replace('.000Z', '.9999999Z'));
   return values;
 }
 
