@@ -239,6 +239,25 @@ export const contractDateCounts = pgTable(
   ],
 );
 
+/**
+ * How many contracts of each access path were last updated on each day (updated_at's UTC
+ * day), all statuses: the total of updated_since is the index count of the rows in the
+ * rest of since's own day plus the sum of the days after it (migration 0008), instead of
+ * counting every row updated since. Statement-level triggers keep it like contract_counts:
+ * an update that moves updated_at to another day moves one from the old day's row to the
+ * new day's.
+ */
+export const contractUpdatedCounts = pgTable(
+  'contract_updated_counts',
+  {
+    personal: boolean('personal').notNull(),
+    scopeId: uuid('scope_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scopeId, t.personal, t.day] })],
+);
+
 export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed']);
 
 // The secret tokens users create in Settings: API keys, and calendar feed tokens (calendar

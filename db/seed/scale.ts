@@ -154,5 +154,6 @@ export async function seedScale(db: Database, contracts: number): Promise<ScaleP
   await db.execute(sql`VACUUM ANALYZE memberships`);
   await db.execute(sql`VACUUM ANALYZE contract_counts`);
   await db.execute(sql`VACUUM ANALYZE contract_date_counts`);
+  await db.execute(sql`VACUUM ANALYZE contract_updated_counts`);
   return plan;
 }

@@ -1,6 +1,6 @@
 import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
-import { contractCounts, contractDateCounts, contracts } from '../../schema';
+import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import {
   accessPaths,
   accessPathValues,
@@ -22,8 +22,14 @@ import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, type
  *   per access path whatever the caller sees;
  * - an expiration or a renewal window, with those: the per-day counters of that date
  *   (contract_date_counts), at most one row per day of the window, path and auto_renewal;
- * - anything else (q, updated_since, both windows at once): the matching rows counted,
- *   one count per access path (personal, and all organisations at once), summed.
+ * - updated_since alone (an organisation too): the rows updated from `since` to the end of
+ *   its UTC day counted by index (at most a day's updates per path), plus the per-day
+ *   counters of updated_at (contract_updated_counts, migration 0008) of every later day,
+ *   one row per day and path: exact, since the counters hold every contract's day. With
+ *   a status or auto_renewal it counts rows (the counters have no such dimension);
+ * - anything else (q, updated_since with another filter, both windows at once): the
+ *   matching rows counted, one count per access path (personal, and all organisations at
+ *   once), summed.
  *
  * With `searchCap`, a count with q stops at that many matches (see CountResult.exact):
  * a substring search cannot be counted from counters, and counting every match of a
@@ -34,7 +40,7 @@ export interface CountOptions {
   searchCap?: number;
 }
 
-export type CountSource = 'counters' | 'date-counters' | 'rows' | 'rows-capped';
+export type CountSource = 'counters' | 'date-counters' | 'updated-counters' | 'rows' | 'rows-capped';
 
 type FilterName = FilterShape['names'][number];
 const COUNTER_FILTERS: ReadonlySet<FilterName> = new Set(['status', 'autoRenewal']);
@@ -50,11 +56,12 @@ export function countSource(filter: FilterShape, options: CountOptions = {}): Co
   for (const dates of Object.values(DATE_FILTERS)) {
     if (names.some((n) => dates.has(n)) && names.every((n) => dates.has(n) || COUNTER_FILTERS.has(n))) return 'date-counters';
   }
+  if (names.length === 1 && names[0] === 'updatedSince') return 'updated-counters';
   return names.includes('search') && options.searchCap !== undefined ? 'rows-capped' : 'rows';
 }
 
 /** The counter rows of the scope's access paths (personal, and all organisations at once). */
-function counterScope(table: typeof contractCounts | typeof contractDateCounts, shape: AccessShape): SQL {
+function counterScope(table: typeof contractCounts | typeof contractDateCounts | typeof contractUpdatedCounts, shape: AccessShape): SQL {
   const organizations = sql`(NOT ${table.personal} AND ${table.scopeId} = any(${sql.placeholder('orgIds')}::uuid[]))`;
   return shape.personal ? sql`((${table.personal} AND ${table.scopeId} = ${sql.placeholder('userId')}) OR ${organizations})` : organizations;
 }
@@ -81,6 +88,30 @@ function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape
   if (filter.names.includes('status')) clauses.push(sql`${sql.placeholder('status')}::contract_status = 'completed'`);
   if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.autoRenewal} = ${autoRenewalKey}`);
   return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+}
+
+/**
+ * updated_since: since's UTC day is partly in the window, so its rows are counted (one
+ * index range of (path, updated_at) per path, at most that day's updates); every later
+ * day is whole, summed from the path's per-day counters. The day is updated_at's in UTC
+ * (the migration's `AT TIME ZONE 'UTC'`), whatever the session's time zone.
+ */
+function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+  const since = sql`(${sql.placeholder('updatedSince')}::timestamptz AT TIME ZONE 'UTC')`;
+  const nextDay = sql`((${since}::date + 1)::timestamp AT TIME ZONE 'UTC')`;
+  const count = sql<number>`count(*)::bigint`.as('n');
+  const partialDay = countPaths(shape).map((path) =>
+    db
+      .select({ n: count })
+      .from(contracts)
+      .where(and(path, ...filter.clauses, sql`${contracts.updatedAt} < ${nextDay}`)),
+  );
+  const t = contractUpdatedCounts;
+  const laterDays = db
+    .select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') })
+    .from(t)
+    .where(and(counterScope(t, shape), sql`${t.day} > ${since}::date`));
+  return partialDay.reduce<ReturnType<typeof laterDays.unionAll>>((q, b) => q.unionAll(b), laterDays as never);
 }
 
 function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped: boolean) {
@@ -124,6 +155,7 @@ export function contractCountStatement(
   const build = (db: Database) => {
     if (source === 'counters') return countersQuery(db, shape, filter);
     if (source === 'date-counters') return dateCountersQuery(db, shape, filter);
+    if (source === 'updated-counters') return updatedCountersQuery(db, shape, filter);
     return rowsQuery(db, shape, filter, source === 'rows-capped');
   };
   const capped = source === 'rows-capped';

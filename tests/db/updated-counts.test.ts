@@ -1,0 +1,216 @@
+import fc from 'fast-check';
+import { eq, inArray, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executeRows, type Database, type DatabaseHandle } from '@/db/client';
+import { contractCountStatement, countContracts } from '@/db/queries/contracts/count';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
+import { CONTRACT_STATUSES } from '@/lib/contracts';
+import { createTestDatabase } from '../helpers/db';
+
+/**
+ * The total of updated_since comes from the per-day counters of updated_at (migration
+ * 0008) plus an index count of since's own day: after random inserts, updates (updated_at
+ * moved within a day or to another, owner and organisation changed, several rows by one
+ * statement), deletes, a rolled-back write and a TRUNCATE, written under several session
+ * time zones, the total equals a plain count of the rows for every `since` tried: each
+ * instant of the data, every UTC midnight around it and a millisecond either side, times
+ * within a day, with offsets. The counters themselves also equal a recount by day.
+ */
+
+let handle: DatabaseHandle;
+const USERS = ['00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-0000000d0002'];
+const ORGS = ['00000000-0000-4000-8000-0000000d00a1', '00000000-0000-4000-8000-0000000d00a2'];
+const scopes = [
+  { userId: USERS[0]!, organizationIds: [ORGS[0]!, ORGS[1]!] },
+  { userId: USERS[1]!, organizationIds: [ORGS[1]!] },
+  { userId: USERS[1]!, organizationIds: [] as string[] },
+];
+
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  await handle.db.insert(users).values(USERS.map((id, i) => ({ id, email: `updated${i}@example.com` })));
+  await handle.db.insert(organizations).values(ORGS.map((id, i) => ({ id, name: `Updated ${i}` })));
+  await handle.db.insert(memberships).values([
+    { userId: USERS[0]!, organizationId: ORGS[0]! },
+    { userId: USERS[0]!, organizationId: ORGS[1]! },
+    { userId: USERS[1]!, organizationId: ORGS[1]! },
+  ]);
+});
+afterAll(async () => handle?.close());
+
+const DAY_MS = 86_400_000;
+const MIDNIGHTS = ['2027-01-01', '2027-01-02', '2027-01-03', '2027-01-05'].map((d) => Date.parse(`${d}T00:00:00Z`));
+/** Instants at, just before and just after UTC midnights, and within days. */
+const INSTANTS = MIDNIGHTS.flatMap((m) => [m, m - 1, m + 1, m + 3_600_000, m + DAY_MS - 1, m + 13 * 3_600_000 + 123]);
+/** Session time zones for writes and counts: the day is updated_at's UTC day whatever they are. */
+const ZONES = ['UTC', '+14', '-12', 'America/New_York'];
+
+/** Every `since` worth trying for the instants present: each, midnights around it, ± 1 ms, offsets. */
+function sinceValues(instants: number[]): string[] {
+  const out = new Set<number>([0, Date.parse('2030-01-01T00:00:00Z')]);
+  for (const at of instants) {
+    const midnight = Math.floor(at / DAY_MS) * DAY_MS;
+    for (const t of [at, at - 1, at + 1, midnight, midnight - 1, midnight + 1, midnight + DAY_MS, midnight + DAY_MS - 1, midnight + 7_200_000]) out.add(t);
+  }
+  const values: string[] = [];
+  for (const t of out) {
+    values.push(new Date(t).toISOString());
+    // The same instant written with an offset: since's UTC day is not the day it reads as.
+    const plus = new Date(t + 5 * 3_600_000).toISOString().replace('Z', '+05:00');
+    const minus = new Date(t - 11 * 3_600_000).toISOString().replace('Z', '-11:00');
+    values.push(plus, minus);
+  }
+  // Sub-millisecond: just after an instant of the data; and seven decimals that Postgres
+  // rounds (to microseconds) up into the next day.
+  if (instants[0] !== undefined) values.push(new Date(instants[0]).toISOString().replace('Z', '').concat('001+00:00'));
+  for (const midnight of MIDNIGHTS) values.push(new Date(midnight - 1000).toISOString().replace('.000Z', '.9999999Z'));
+  return values;
+}
+
+async function withZone<T>(zone: string, f: (db: Database) => Promise<T>): Promise<T> {
+  return handle.db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT set_config('TimeZone', ${zone}, true)`);
+    return f(tx as unknown as Database);
+  });
+}
+
+async function plainCount(db: Database, scope: (typeof scopes)[number], filters: ContractFilters): Promise<number> {
+  const orgs = filters.organizationId ? [filters.organizationId] : scope.organizationIds;
+  const personal = filters.organizationId === undefined;
+  const [row] = await executeRows<{ n: number }>(db, sql`
+    SELECT count(*)::int AS n FROM contracts
+    WHERE ((${personal} AND organization_id IS NULL AND owner_id = ${scope.userId}) OR organization_id::text = ANY(string_to_array(${orgs.join(',')}, ',')))
+      AND updated_at >= ${filters.updatedSince}::timestamptz`);
+  return Number(row!.n);
+}
+
+/** The counters against a recount of the rows by path and UTC day (zero rows may remain). */
+async function expectCountersEqualRecount() {
+  const rows = await handle.query<{ personal: boolean; scope_id: string; day: string; n: string }>(`
+    SELECT personal, scope_id, day::text AS day, n::text AS n FROM contract_updated_counts WHERE n <> 0
+    EXCEPT ALL
+    SELECT organization_id IS NULL, coalesce(organization_id, owner_id), (updated_at AT TIME ZONE 'UTC')::date::text, count(*)::text
+    FROM contracts GROUP BY 1, 2, 3`);
+  const missing = await handle.query<{ scope_id: string }>(`
+    SELECT organization_id IS NULL, coalesce(organization_id, owner_id) AS scope_id, (updated_at AT TIME ZONE 'UTC')::date, count(*)
+    FROM contracts GROUP BY 1, 2, 3
+    EXCEPT ALL
+    SELECT personal, scope_id, day, n FROM contract_updated_counts`);
+  expect(rows).toEqual([]);
+  expect(missing).toEqual([]);
+}
+
+async function expectTotalsMatchRows(zone: string) {
+  await expectCountersEqualRecount();
+  const instants = (await handle.query<{ at: string }>(`SELECT to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM contracts`)).map((r) =>
+    Date.parse(r.at),
+  );
+  await withZone(zone, async (db) => {
+    for (const since of sinceValues(instants)) {
+      for (const scope of scopes) {
+        for (const filters of [{ updatedSince: since }, ...scope.organizationIds.map((organizationId) => ({ updatedSince: since, organizationId }))]) {
+          expect(contractCountStatement(scope, filters)!.name).toMatch(/^contracts\.count updated-counters /);
+          const expected = await plainCount(db, scope, filters);
+          expect(await countContracts(db, scope, filters), JSON.stringify({ zone, scope: scope.userId, filters })).toBe(expected);
+        }
+      }
+    }
+  });
+}
+
+const contractArb = fc.record({
+  owner: fc.constantFrom(0, 1),
+  org: fc.constantFrom(null, 0, 1),
+  status: fc.constantFrom(...CONTRACT_STATUSES),
+  updatedAt: fc.constantFrom(...INSTANTS),
+});
+type Generated = typeof contractArb extends fc.Arbitrary<infer T> ? T : never;
+let serial = 0;
+const toRow = (c: Generated): NewContract => ({
+  id: `00000000-0000-4000-8000-${String(++serial).padStart(12, '0')}`,
+  ownerId: USERS[c.owner]!,
+  organizationId: c.org === null ? null : ORGS[c.org]!,
+  title: 'Updated',
+  status: c.status,
+  fileName: 'u.pdf',
+  fileSize: 1,
+  updatedAt: new Date(c.updatedAt),
+});
+
+/** One write: an update of some fields of one contract, a multi-row update, an insert or a delete. */
+const writeArb = fc.oneof(
+  fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), at: fc.option(fc.constantFrom(...INSTANTS), { nil: undefined }), owner: fc.option(fc.constantFrom(0, 1), { nil: undefined }), org: fc.option(fc.constantFrom(null, 0, 1), { nil: undefined }) }),
+  fc.record({ kind: fc.constant('touch-org' as const), org: fc.constantFrom(0, 1), at: fc.constantFrom(...INSTANTS), moveTo: fc.constantFrom(null, 0, 1) }),
+  fc.record({ kind: fc.constant('insert' as const), rows: fc.array(contractArb, { minLength: 1, maxLength: 3 }) }),
+  fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
+);
+
+describe('the updated_since total', () => {
+  it('equals a plain count of the rows for every since, after any writes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(contractArb, { minLength: 1, maxLength: 15 }),
+        fc.array(writeArb, { maxLength: 10 }),
+        fc.constantFrom(...ZONES),
+        fc.constantFrom(...ZONES),
+        async (initial, writes, writeZone, countZone) => {
+          await handle.db.delete(contracts).where(inArray(contracts.ownerId, USERS));
+          const ids = initial.map(toRow).map((r) => r.id!);
+          await withZone(writeZone, async (db) => {
+            await db.insert(contracts).values(initial.map((c, i) => ({ ...toRow(c), id: ids[i]! })));
+            for (const w of writes) {
+              if (w.kind === 'insert') {
+                const rows = w.rows.map(toRow);
+                await db.insert(contracts).values(rows);
+                ids.push(...rows.map((r) => r.id!));
+              } else if (w.kind === 'delete') {
+                if (ids.length > 0) await db.delete(contracts).where(eq(contracts.id, ids.splice(w.pick % ids.length, 1)[0]!));
+              } else if (w.kind === 'update') {
+                if (ids.length === 0) continue;
+                const set: Partial<NewContract> = { title: 'Updated again' };
+                if (w.at !== undefined) set.updatedAt = new Date(w.at);
+                if (w.owner !== undefined) set.ownerId = USERS[w.owner]!;
+                if (w.org !== undefined) set.organizationId = w.org === null ? null : ORGS[w.org]!;
+                await db.update(contracts).set(set).where(eq(contracts.id, ids[w.pick % ids.length]!));
+              } else {
+                // Many rows by one statement, to one day and perhaps another organisation.
+                await db
+                  .update(contracts)
+                  .set({ updatedAt: new Date(w.at), organizationId: w.moveTo === null ? null : ORGS[w.moveTo]! })
+                  .where(eq(contracts.organizationId, ORGS[w.org]!));
+              }
+            }
+          });
+          await expectTotalsMatchRows(countZone);
+        },
+      ),
+      { numRuns: 20, seed: 20261126 },
+    );
+  }, 300_000);
+
+  it('counts nothing of a rolled-back write, and starts again from zero after TRUNCATE', async () => {
+    const scope = scopes[0]!;
+    await handle.db.delete(contracts).where(inArray(contracts.ownerId, USERS));
+    await handle.db.insert(contracts).values([0, 1, 2].map((i) => toRow({ owner: 0, org: null, status: 'pending', updatedAt: INSTANTS[i * 6]! })));
+    const since = { updatedSince: new Date(INSTANTS[0]!).toISOString() };
+    const before = await countContracts(handle.db, scope, since);
+    expect(before).toBe(3);
+    await expect(
+      handle.db.transaction(async (tx) => {
+        await tx.insert(contracts).values(toRow({ owner: 0, org: 0, status: 'completed', updatedAt: INSTANTS[20]! }));
+        await tx.update(contracts).set({ updatedAt: new Date(INSTANTS[1]!) }).where(eq(contracts.ownerId, USERS[0]!));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await countContracts(handle.db, scope, since)).toBe(before);
+    await expectTotalsMatchRows('UTC');
+
+    await handle.db.execute(sql`TRUNCATE contracts CASCADE`);
+    await expectCountersEqualRecount();
+    expect(await handle.query('SELECT * FROM contract_updated_counts')).toEqual([]);
+    expect(await countContracts(handle.db, scope, since)).toBe(0);
+    await handle.db.insert(contracts).values(toRow({ owner: 0, org: 1, status: 'completed', updatedAt: INSTANTS[7]! }));
+    await expectTotalsMatchRows('+14');
+  });
+});
