@@ -144,10 +144,15 @@ function postOnce(
   });
 }
 
-/** postOnce, sent again (up to three times in all) when a reset overtook the answer: that says nothing either way. */
+/**
+ * postOnce, sent again (up to six times in all) when a reset overtook the answer: that says
+ * nothing either way. The server answers 413 and closes with the body unread, so its kernel
+ * resets the connection, and a reset can discard the answer before the client reads it; on
+ * a loaded machine three tries in a row once lost it (CI, 2026-11-26).
+ */
 async function postLarge(...args: Parameters<typeof postOnce>): ReturnType<typeof postOnce> {
   let answer = await postOnce(...args);
-  for (let attempt = 1; answer.status === 0 && attempt < 3; attempt++) answer = await postOnce(...args);
+  for (let attempt = 1; answer.status === 0 && attempt < 6; attempt++) answer = await postOnce(...args);
   return answer;
 }
 
