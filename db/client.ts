@@ -2,6 +2,7 @@ import 'server-only';
 import path from 'node:path';
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { Sql } from 'postgres';
 import * as schema from './schema';
 
 /**
@@ -35,7 +36,7 @@ export async function openPostgres(
 ): Promise<DatabaseHandle> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
-  const client = postgres(url, {
+  const pool = postgres(url, {
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     // Idle connections are closed so that a database restart heals on its own.
@@ -58,6 +59,8 @@ export async function openPostgres(
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     },
   });
+  // Without named statements the pool is taken to sit behind a transaction-mode pooler.
+  const client = options.prepare === false ? withoutPipelining(pool) : pool;
   const db = drizzle({ client, schema, casing: undefined });
   const handle: DatabaseHandle = {
     db: db as unknown as Database,
@@ -68,10 +71,36 @@ export async function openPostgres(
       const { unlisten } = await client.listen(channel, () => onNotify());
       return unlisten;
     },
-    close: () => client.end({ timeout: 5 }),
+    close: () => pool.end({ timeout: 5 }),
   };
   POSTGRES_HANDLES.set(handle.db, handle);
   return handle;
+}
+
+/**
+ * The pool, with no query ever written to a connection that is still busy: behind a
+ * transaction-mode pooler a pipelined query can lose its answer.
+ *
+ * When every connection is busy, postgres.js writes the next query to one whose query
+ * went out whole and unanswered (a query without parameters) rather than queue it. A
+ * query with parameters and no named statement goes out as Parse + Describe + Flush, and
+ * its Bind/Execute/Sync only once the description is back. PgBouncer 1.18 hands the
+ * server connection back to its pool at the first query's ReadyForQuery, so the second's
+ * answers reach no client (PgBouncer logs "got packet '1' from server when not linked")
+ * and it waits until the request deadline: a 503 (docs/reliability.md). The replica probe's
+ * `SELECT pg_current_wal_lsn()` was such a first query.
+ *
+ * postgres.js's `max_pipeline: 0` would stop it, and with it `begin` (its connection is
+ * reserved by the `onexecute` callback that the same check then skips: UNSAFE_TRANSACTION).
+ * Instead each query of `unsafe` (Drizzle's and `query`'s way in) says through that
+ * callback that its connection takes nothing more until it answers; the others wait in
+ * the pool. A transaction's own connection is reserved and never shared anyway.
+ * tests/cluster/pooler.test.ts.
+ */
+function withoutPipelining(pool: Sql): Sql {
+  const unsafe: Sql['unsafe'] = (query, parameters, queryOptions) =>
+    pool.unsafe(query, parameters, { ...queryOptions, onexecute: () => false } as typeof queryOptions);
+  return new Proxy(pool, { get: (target, property, receiver) => (property === 'unsafe' ? unsafe : Reflect.get(target, property, receiver)) });
 }
 
 /**
