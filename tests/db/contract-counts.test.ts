@@ -5,9 +5,10 @@ import type { DatabaseHandle } from '@/db/client';
 import { contractCountStatement, countContracts, countContractsBounded } from '@/db/queries/contracts/count';
 import { matchesNothing, type ContractFilters } from '@/db/queries/contracts/filters';
 import { selectContractPage } from '@/db/queries/contracts/page';
-import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
+import { contracts, type NewContract } from '@/db/schema';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
+import { twoMembers } from '../helpers/two-members';
 
 /**
  * The list's totals come from counters that statement triggers keep (migration 0007), not
@@ -17,22 +18,12 @@ import { createTestDatabase } from '../helpers/db';
  */
 
 let handle: DatabaseHandle;
-const USERS = ['00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-0000000c0002'];
-const ORGS = ['00000000-0000-4000-8000-0000000c00a1', '00000000-0000-4000-8000-0000000c00a2'];
-const scopes = [
-  { userId: USERS[0]!, organizationIds: [ORGS[0]!, ORGS[1]!] },
-  { userId: USERS[1]!, organizationIds: [ORGS[1]!] },
-];
+const { USERS, ORGS, scopes: allScopes, insert: insertMembers } = twoMembers('c', 'counter');
+const scopes = allScopes.slice(0, 2);
 
 beforeAll(async () => {
   handle = await createTestDatabase();
-  await handle.db.insert(users).values(USERS.map((id, i) => ({ id, email: `counter${i}@example.com` })));
-  await handle.db.insert(organizations).values(ORGS.map((id, i) => ({ id, name: `Counters ${i}` })));
-  await handle.db.insert(memberships).values([
-    { userId: USERS[0]!, organizationId: ORGS[0]! },
-    { userId: USERS[0]!, organizationId: ORGS[1]! },
-    { userId: USERS[1]!, organizationId: ORGS[1]! },
-  ]);
+  await insertMembers(handle.db);
 });
 afterAll(async () => handle?.close());
 

@@ -4,9 +4,9 @@ import { detailColumns, type ContractDetailRow } from '@/db/queries/contracts/co
 import type { ContractFilters } from '@/db/queries/contracts/filters';
 import { contractPageStatement, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
-import type { SortField } from '@/lib/contracts';
 import { StatementTexts } from '../../scripts/bench/statements';
 import { createTestDatabase } from '../helpers/db';
+import { naiveMatches, naiveOrder, naiveSortKey } from '../helpers/naive-contracts';
 
 /**
  * After a non-null key of a nullable sort, each access path has two ranges: keys after the
@@ -56,39 +56,7 @@ beforeAll(async () => {
 });
 afterAll(async () => handle?.close());
 
-type NullableField = Extract<SortField, 'expiration_date' | 'renewal_date' | 'contract_value'>;
-
-function sortKey(r: NewContract, field: NullableField): string | number | null {
-  if (r.status !== 'completed') return null;
-  if (field === 'expiration_date') return r.expirationDate ?? null;
-  if (field === 'renewal_date') return r.renewalDate ?? null;
-  return r.contractValue ?? null;
-}
-
 const RENEWING: ContractFilters = { renewalFrom: '2026-10-01', renewalTo: '2026-12-31' };
-
-function matches(r: NewContract, f: ContractFilters): boolean {
-  const renewal = sortKey(r, 'renewal_date') as string | null;
-  if (f.renewalFrom !== undefined && (renewal === null || renewal < f.renewalFrom)) return false;
-  if (f.renewalTo !== undefined && (renewal === null || renewal > f.renewalTo)) return false;
-  return true;
-}
-
-function expected(f: ContractFilters, field: NullableField, descending: boolean): string[] {
-  const sign = descending ? -1 : 1;
-  return rows
-    .filter((r) => matches(r, f))
-    .sort((a, b) => {
-      const [x, y] = [sortKey(a, field), sortKey(b, field)];
-      if (x !== y) {
-        if (x === null) return 1;
-        if (y === null) return -1;
-        return (x < y ? -1 : 1) * sign;
-      }
-      return (a.id! < b.id! ? -1 : 1) * sign;
-    })
-    .map((r) => r.id!);
-}
 
 interface PlanNode {
   'Node Type': string;
@@ -108,17 +76,17 @@ const SORTS = (['expiration_date', 'renewal_date', 'contract_value'] as const).f
 
 describe('a page after a non-null key of a nullable sort', () => {
   it('has the rows this test needs: the renewal window keeps no row without an expiration date, and some in every path', () => {
-    const kept = rows.filter((r) => matches(r, RENEWING));
-    expect(kept.every((r) => sortKey(r, 'expiration_date') !== null)).toBe(true);
+    const kept = rows.filter((r) => naiveMatches(r, RENEWING));
+    expect(kept.every((r) => naiveSortKey(r, 'expiration_date') !== null)).toBe(true);
     for (const org of [null, ...ORGS]) expect(kept.filter((r) => r.organizationId === org).length).toBeGreaterThan(5);
-    expect(rows.filter((r) => sortKey(r, 'expiration_date') === null).length).toBeGreaterThan(10);
+    expect(rows.filter((r) => naiveSortKey(r, 'expiration_date') === null).length).toBeGreaterThan(10);
   });
 
   it.each([false, true])('renewal window sorted by expiration date (descending=%s): the null ranges are never read while the keys fill the page', async (descending) => {
     const sort = { field: 'expiration_date' as const, descending };
-    const want = expected(RENEWING, sort.field, descending);
+    const want = naiveOrder(rows, RENEWING, sort.field, descending);
     const first = rows.find((r) => r.id === want[0])!;
-    const cursor: Cursor = { key: sortKey(first, sort.field) as string, id: first.id! };
+    const cursor: Cursor = { key: naiveSortKey(first, sort.field) as string, id: first.id! };
     const statement = contractPageStatement(scope, RENEWING, { limit: 5, sort, after: cursor })!;
     const { text, params } = new StatementTexts(handle.db).compile(statement as never);
     const [result] = await handle.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
@@ -140,7 +108,7 @@ describe('a page after a non-null key of a nullable sort', () => {
     { name: 'renewal window', filters: RENEWING },
   ])('$name', ({ filters }) => {
     it.each(SORTS)('sort $field descending=$descending: the page after every row is the naive sort', async (sort) => {
-      const want = expected(filters, sort.field, sort.descending);
+      const want = naiveOrder(rows, filters, sort.field, sort.descending);
       const all = await selectContractPage(handle.db, scope, filters, { limit: 200, sort });
       expect(all.map((r) => r.id)).toEqual(want);
       for (const limit of [1, 4]) {

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRows, type Database, type DatabaseHandle } from '@/db/client';
 import { contractCountStatement, countContracts } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
+import { contracts, type NewContract } from '@/db/schema';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
+import { twoMembers } from '../helpers/two-members';
 
 /**
  * The total of updated_since comes from the per-day counters of updated_at (migration
@@ -19,23 +20,11 @@ import { createTestDatabase } from '../helpers/db';
  */
 
 let handle: DatabaseHandle;
-const USERS = ['00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-0000000d0002'];
-const ORGS = ['00000000-0000-4000-8000-0000000d00a1', '00000000-0000-4000-8000-0000000d00a2'];
-const scopes = [
-  { userId: USERS[0]!, organizationIds: [ORGS[0]!, ORGS[1]!] },
-  { userId: USERS[1]!, organizationIds: [ORGS[1]!] },
-  { userId: USERS[1]!, organizationIds: [] as string[] },
-];
+const { USERS, ORGS, scopes, insert: insertMembers } = twoMembers('d', 'updated');
 
 beforeAll(async () => {
   handle = await createTestDatabase();
-  await handle.db.insert(users).values(USERS.map((id, i) => ({ id, email: `updated${i}@example.com` })));
-  await handle.db.insert(organizations).values(ORGS.map((id, i) => ({ id, name: `Updated ${i}` })));
-  await handle.db.insert(memberships).values([
-    { userId: USERS[0]!, organizationId: ORGS[0]! },
-    { userId: USERS[0]!, organizationId: ORGS[1]! },
-    { userId: USERS[1]!, organizationId: ORGS[1]! },
-  ]);
+  await insertMembers(handle.db);
 });
 afterAll(async () => handle?.close());
 

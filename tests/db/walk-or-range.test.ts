@@ -5,6 +5,7 @@ import { contractPageStatement, FEW_MATCHES, selectContractPage, type Cursor } f
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { SORT_FIELDS, type SortField } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
+import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
 /**
  * updated_since sorted by another key reads each access path one of two ways, chosen per
@@ -62,54 +63,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => handle?.close());
 
-/** The key the API sorts by: extracted data only once completed; a title case-insensitively. */
-function sortKey(r: NewContract, field: SortField): string | number | null {
-  const shown = <T>(v: T | null | undefined) => (r.status === 'completed' ? (v ?? null) : null);
-  switch (field) {
-    case 'created_at':
-      return r.createdAt!.toISOString();
-    case 'updated_at':
-      return r.updatedAt!.toISOString();
-    case 'expiration_date':
-      return shown(r.expirationDate);
-    case 'renewal_date':
-      return shown(r.renewalDate);
-    case 'contract_value':
-      return shown(r.contractValue);
-    case 'title':
-      return r.title.toLowerCase();
-  }
-}
-
-function matches(r: NewContract, f: ContractFilters): boolean {
-  if (f.organizationId !== undefined && r.organizationId !== f.organizationId) return false;
-  if (f.updatedSince !== undefined && r.updatedAt! < new Date(f.updatedSince)) return false;
-  const e = sortKey(r, 'expiration_date') as string | null;
-  const n = sortKey(r, 'renewal_date') as string | null;
-  if (f.expirationFrom !== undefined && (e === null || e < f.expirationFrom)) return false;
-  if (f.expirationTo !== undefined && (e === null || e > f.expirationTo)) return false;
-  if (f.renewalFrom !== undefined && (n === null || n < f.renewalFrom)) return false;
-  if (f.renewalTo !== undefined && (n === null || n > f.renewalTo)) return false;
-  return true;
-}
-
-/** The naive answer: the matching rows sorted by key (nulls last both ways), then id, in the sort's direction. */
-function expected(f: ContractFilters, field: SortField, descending: boolean): string[] {
-  const sign = descending ? -1 : 1;
-  return rows
-    .filter((r) => matches(r, f))
-    .sort((a, b) => {
-      const [x, y] = [sortKey(a, field), sortKey(b, field)];
-      if (x !== y) {
-        if (x === null) return 1;
-        if (y === null) return -1;
-        return (x < y ? -1 : 1) * sign;
-      }
-      return (a.id! < b.id! ? -1 : 1) * sign;
-    })
-    .map((r) => r.id!);
-}
-
 const CASES: { filters: ContractFilters; field: SortField }[] = [
   { filters: { updatedSince: '2027-01-01T00:00:00Z' }, field: 'updated_at' },
   { filters: { updatedSince: '2027-01-01T00:00:00+00:00', organizationId: ORGS[0] }, field: 'updated_at' },
@@ -120,7 +73,7 @@ const CASES: { filters: ContractFilters; field: SortField }[] = [
 
 describe('a range filter sorted by another key: each path walks or reads its range', () => {
   it('has the paths this test needs: one with FEW_MATCHES or more, one with a few, one with none', () => {
-    const perPath = (f: ContractFilters) => [null, ...ORGS].map((org) => rows.filter((r) => r.organizationId === org && matches(r, f)).length);
+    const perPath = (f: ContractFilters) => [null, ...ORGS].map((org) => rows.filter((r) => r.organizationId === org && naiveMatches(r, f)).length);
     for (const { filters } of CASES.filter((c) => !c.filters.organizationId)) {
       const [personal, few, none] = perPath(filters);
       expect(personal).toBeGreaterThanOrEqual(FEW_MATCHES);
@@ -134,7 +87,7 @@ describe('a range filter sorted by another key: each path walks or reads its ran
     it.each(SORT_FIELDS.flatMap((field) => [false, true].map((descending) => ({ field, descending }))))(
       'sort $field descending=$descending: the full list, offset pages and a cursor walk are the naive sort',
       async (sort) => {
-        const want = expected(filters, sort.field, sort.descending);
+        const want = naiveOrder(rows, filters, sort.field, sort.descending);
         const name = contractPageStatement(scope, filters, { limit: 10, sort })!.name;
         // Only updated_since chooses (page.ts); the date windows walk, checked all the same.
         expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField);

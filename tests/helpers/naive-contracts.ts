@@ -1,0 +1,60 @@
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import type { NewContract } from '@/db/schema';
+import type { SortField } from '@/lib/contracts';
+
+/**
+ * The list's order and filters computed in plain TypeScript over the rows a test inserted:
+ * the answer a statement's page must equal. Written from the API's rules, not from the SQL.
+ */
+
+/** The key the API sorts by: extracted data only once completed; a title case-insensitively. */
+export function naiveSortKey(r: NewContract, field: SortField): string | number | null {
+  const shown = <T>(v: T | null | undefined) => (r.status === 'completed' ? (v ?? null) : null);
+  switch (field) {
+    case 'created_at':
+      return r.createdAt!.toISOString();
+    case 'updated_at':
+      return r.updatedAt!.toISOString();
+    case 'expiration_date':
+      return shown(r.expirationDate);
+    case 'renewal_date':
+      return shown(r.renewalDate);
+    case 'contract_value':
+      return shown(r.contractValue);
+    case 'title':
+      return r.title.toLowerCase();
+  }
+}
+
+/** The filters these tests use (organisation, updated_since, the date windows); others throw. */
+export function naiveMatches(r: NewContract, f: ContractFilters): boolean {
+  const modelled = new Set(['organizationId', 'updatedSince', 'expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo']);
+  const other = Object.keys(f).find((name) => f[name as keyof ContractFilters] !== undefined && !modelled.has(name));
+  if (other) throw new Error(`naiveMatches does not model the filter ${other}`);
+  if (f.organizationId !== undefined && r.organizationId !== f.organizationId) return false;
+  if (f.updatedSince !== undefined && r.updatedAt! < new Date(f.updatedSince)) return false;
+  const e = naiveSortKey(r, 'expiration_date') as string | null;
+  const n = naiveSortKey(r, 'renewal_date') as string | null;
+  if (f.expirationFrom !== undefined && (e === null || e < f.expirationFrom)) return false;
+  if (f.expirationTo !== undefined && (e === null || e > f.expirationTo)) return false;
+  if (f.renewalFrom !== undefined && (n === null || n < f.renewalFrom)) return false;
+  if (f.renewalTo !== undefined && (n === null || n > f.renewalTo)) return false;
+  return true;
+}
+
+/** The ids of the matching rows sorted by key (nulls last both ways), then id, in the sort's direction. */
+export function naiveOrder(rows: readonly NewContract[], f: ContractFilters, field: SortField, descending: boolean): string[] {
+  const sign = descending ? -1 : 1;
+  return rows
+    .filter((r) => naiveMatches(r, f))
+    .sort((a, b) => {
+      const [x, y] = [naiveSortKey(a, field), naiveSortKey(b, field)];
+      if (x !== y) {
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * sign;
+      }
+      return (a.id! < b.id! ? -1 : 1) * sign;
+    })
+    .map((r) => r.id!);
+}
