@@ -240,12 +240,13 @@ export const contractDateCounts = pgTable(
 );
 
 /**
- * How many contracts of each access path were last updated on each day (updated_at's UTC
- * day), all statuses: the total of updated_since is the index count of the rows in the
- * rest of since's own day plus the sum of the days after it (migration 0008), instead of
- * counting every row updated since. Statement-level triggers keep it like contract_counts:
- * an update that moves updated_at to another day moves one from the old day's row to the
- * new day's.
+ * How many contracts of each access path, status and auto_renewal (0 false, 1 true, 2
+ * null, as in contract_counts) were last updated on each day (updated_at's UTC day): the
+ * total of updated_since, alone or with a status or auto_renewal, is the index count of
+ * the rows in the rest of since's own day plus the sum of the days after it (migrations
+ * 0008, 0009), instead of counting every row updated since. Statement-level triggers keep
+ * it like contract_counts: an update that moves updated_at to another day, or changes the
+ * status or auto_renewal, moves one from the old key's row to the new key's.
  */
 export const contractUpdatedCounts = pgTable(
   'contract_updated_counts',
@@ -253,9 +254,11 @@ export const contractUpdatedCounts = pgTable(
     personal: boolean('personal').notNull(),
     scopeId: uuid('scope_id').notNull(),
     day: date('day', { mode: 'string' }).notNull(),
+    status: contractStatus('status').notNull(),
+    autoRenewal: smallint('auto_renewal').notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.scopeId, t.personal, t.day] })],
+  (t) => [primaryKey({ columns: [t.scopeId, t.personal, t.day, t.status, t.autoRenewal] })],
 );
 
 export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed']);

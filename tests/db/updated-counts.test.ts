@@ -10,13 +10,15 @@ import { createTestDatabase } from '../helpers/db';
 import { twoMembers } from '../helpers/two-members';
 
 /**
- * The total of updated_since comes from the per-day counters of updated_at (migration
- * 0008) plus an index count of since's own day: after random inserts, updates (updated_at
- * moved within a day or to another, owner and organisation changed, several rows by one
- * statement), deletes, a rolled-back write and a TRUNCATE, written under several session
- * time zones, the total equals a plain count of the rows for every `since` tried: each
- * instant of the data, every UTC midnight around it and a millisecond either side, times
- * within a day, with offsets. The counters themselves also equal a recount by day.
+ * The total of updated_since, alone or with a status or auto_renewal, comes from the
+ * per-day counters of updated_at (migrations 0008, 0009) plus an index count of since's
+ * own day: after random inserts, updates (updated_at moved within a day or to another,
+ * owner, organisation, status and auto_renewal changed, several rows by one statement),
+ * deletes, a rolled-back write and a TRUNCATE, written under several session time zones,
+ * the total equals a plain count of the rows for every `since` tried: each instant of the
+ * data, every UTC midnight around it and a millisecond either side, times within a day,
+ * with offsets. The counters themselves also equal a recount by day, status and
+ * auto_renewal.
  */
 
 let handle: DatabaseHandle;
@@ -64,28 +66,41 @@ async function withZone<T>(zone: string, f: (db: Database) => Promise<T>): Promi
   });
 }
 
+/** The rows counted one by one, from the API's rules: auto_renewal is shown (and matched) only once completed. */
 async function plainCount(db: Database, scope: (typeof scopes)[number], filters: ContractFilters): Promise<number> {
   const orgs = filters.organizationId ? [filters.organizationId] : scope.organizationIds;
   const personal = filters.organizationId === undefined;
   const [row] = await executeRows<{ n: number }>(db, sql`
     SELECT count(*)::int AS n FROM contracts
     WHERE ((${personal} AND organization_id IS NULL AND owner_id = ${scope.userId}) OR organization_id::text = ANY(string_to_array(${orgs.join(',')}, ',')))
-      AND updated_at >= ${filters.updatedSince}::timestamptz`);
+      AND updated_at >= ${filters.updatedSince}::timestamptz
+      AND (${filters.status ?? null}::text IS NULL OR status::text = ${filters.status ?? null})
+      AND (${filters.autoRenewal ?? null}::boolean IS NULL OR (status = 'completed' AND auto_renewal IS NOT DISTINCT FROM ${filters.autoRenewal ?? null}::boolean))`);
   return Number(row!.n);
 }
 
-/** The counters against a recount of the rows by path and UTC day (zero rows may remain). */
+/** What the total is checked with besides updated_since and the organisation: each since takes the next. */
+const OTHER_FILTERS: ContractFilters[] = [
+  {},
+  ...CONTRACT_STATUSES.map((status) => ({ status })),
+  { autoRenewal: true },
+  { autoRenewal: false },
+  { status: 'completed', autoRenewal: true },
+];
+
+/** The counters against a recount of the rows by path, UTC day, status and auto_renewal (zero rows may remain). */
 async function expectCountersEqualRecount() {
-  const rows = await handle.query<{ personal: boolean; scope_id: string; day: string; n: string }>(`
-    SELECT personal, scope_id, day::text AS day, n::text AS n FROM contract_updated_counts WHERE n <> 0
-    EXCEPT ALL
-    SELECT organization_id IS NULL, coalesce(organization_id, owner_id), (updated_at AT TIME ZONE 'UTC')::date::text, count(*)::text
-    FROM contracts GROUP BY 1, 2, 3`);
+  const recount = `
+    SELECT organization_id IS NULL AS personal, coalesce(organization_id, owner_id) AS scope_id, (updated_at AT TIME ZONE 'UTC')::date AS day,
+           status, CASE auto_renewal WHEN false THEN 0 WHEN true THEN 1 ELSE 2 END::smallint AS auto_renewal, count(*)::bigint AS n
+    FROM contracts GROUP BY 1, 2, 3, 4, 5`;
+  const rows = await handle.query<{ scope_id: string }>(`
+    SELECT personal, scope_id, day, status, auto_renewal, n FROM contract_updated_counts WHERE n <> 0
+    EXCEPT ALL ${recount}`);
   const missing = await handle.query<{ scope_id: string }>(`
-    SELECT organization_id IS NULL, coalesce(organization_id, owner_id) AS scope_id, (updated_at AT TIME ZONE 'UTC')::date, count(*)
-    FROM contracts GROUP BY 1, 2, 3
+    ${recount}
     EXCEPT ALL
-    SELECT personal, scope_id, day, n FROM contract_updated_counts`);
+    SELECT personal, scope_id, day, status, auto_renewal, n FROM contract_updated_counts`);
   expect(rows).toEqual([]);
   expect(missing).toEqual([]);
 }
@@ -96,9 +111,11 @@ async function expectTotalsMatchRows(zone: string) {
     Date.parse(r.at),
   );
   await withZone(zone, async (db) => {
-    for (const since of sinceValues(instants)) {
+    for (const [i, since] of sinceValues(instants).entries()) {
+      const other = OTHER_FILTERS[i % OTHER_FILTERS.length]!;
       for (const scope of scopes) {
-        for (const filters of [{ updatedSince: since }, ...scope.organizationIds.map((organizationId) => ({ updatedSince: since, organizationId }))]) {
+        for (const base of [{ updatedSince: since }, ...scope.organizationIds.map((organizationId) => ({ updatedSince: since, organizationId }))]) {
+          const filters: ContractFilters = { ...base, ...other };
           expect(contractCountStatement(scope, filters)!.name).toMatch(/^contracts\.count updated-counters /);
           const expected = await plainCount(db, scope, filters);
           expect(await countContracts(db, scope, filters), JSON.stringify({ zone, scope: scope.userId, filters })).toBe(expected);
@@ -112,6 +129,7 @@ const contractArb = fc.record({
   owner: fc.constantFrom(0, 1),
   org: fc.constantFrom(null, 0, 1),
   status: fc.constantFrom(...CONTRACT_STATUSES),
+  autoRenewal: fc.constantFrom(null, true, false),
   updatedAt: fc.constantFrom(...INSTANTS),
 });
 type Generated = typeof contractArb extends fc.Arbitrary<infer T> ? T : never;
@@ -122,6 +140,7 @@ const toRow = (c: Generated): NewContract => ({
   organizationId: c.org === null ? null : ORGS[c.org]!,
   title: 'Updated',
   status: c.status,
+  autoRenewal: c.autoRenewal,
   fileName: 'u.pdf',
   fileSize: 1,
   updatedAt: new Date(c.updatedAt),
@@ -129,7 +148,7 @@ const toRow = (c: Generated): NewContract => ({
 
 /** One write: an update of some fields of one contract, a multi-row update, an insert or a delete. */
 const writeArb = fc.oneof(
-  fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), at: fc.option(fc.constantFrom(...INSTANTS), { nil: undefined }), owner: fc.option(fc.constantFrom(0, 1), { nil: undefined }), org: fc.option(fc.constantFrom(null, 0, 1), { nil: undefined }) }),
+  fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), at: fc.option(fc.constantFrom(...INSTANTS), { nil: undefined }), owner: fc.option(fc.constantFrom(0, 1), { nil: undefined }), org: fc.option(fc.constantFrom(null, 0, 1), { nil: undefined }), status: fc.option(fc.constantFrom(...CONTRACT_STATUSES), { nil: undefined }), autoRenewal: fc.option(fc.constantFrom(null, true, false), { nil: undefined }) }),
   fc.record({ kind: fc.constant('touch-org' as const), org: fc.constantFrom(0, 1), at: fc.constantFrom(...INSTANTS), moveTo: fc.constantFrom(null, 0, 1) }),
   fc.record({ kind: fc.constant('insert' as const), rows: fc.array(contractArb, { minLength: 1, maxLength: 3 }) }),
   fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }),
@@ -161,6 +180,8 @@ describe('the updated_since total', () => {
                 if (w.at !== undefined) set.updatedAt = new Date(w.at);
                 if (w.owner !== undefined) set.ownerId = USERS[w.owner]!;
                 if (w.org !== undefined) set.organizationId = w.org === null ? null : ORGS[w.org]!;
+                if (w.status !== undefined) set.status = w.status;
+                if (w.autoRenewal !== undefined) set.autoRenewal = w.autoRenewal;
                 await db.update(contracts).set(set).where(eq(contracts.id, ids[w.pick % ids.length]!));
               } else {
                 // Many rows by one statement, to one day and perhaps another organisation.
@@ -181,13 +202,13 @@ describe('the updated_since total', () => {
   it('counts nothing of a rolled-back write, and starts again from zero after TRUNCATE', async () => {
     const scope = scopes[0]!;
     await handle.db.delete(contracts).where(inArray(contracts.ownerId, USERS));
-    await handle.db.insert(contracts).values([0, 1, 2].map((i) => toRow({ owner: 0, org: null, status: 'pending', updatedAt: INSTANTS[i * 6]! })));
+    await handle.db.insert(contracts).values([0, 1, 2].map((i) => toRow({ owner: 0, org: null, status: 'pending', autoRenewal: null, updatedAt: INSTANTS[i * 6]! })));
     const since = { updatedSince: new Date(INSTANTS[0]!).toISOString() };
     const before = await countContracts(handle.db, scope, since);
     expect(before).toBe(3);
     await expect(
       handle.db.transaction(async (tx) => {
-        await tx.insert(contracts).values(toRow({ owner: 0, org: 0, status: 'completed', updatedAt: INSTANTS[20]! }));
+        await tx.insert(contracts).values(toRow({ owner: 0, org: 0, status: 'completed', autoRenewal: true, updatedAt: INSTANTS[20]! }));
         await tx.update(contracts).set({ updatedAt: new Date(INSTANTS[1]!) }).where(eq(contracts.ownerId, USERS[0]!));
         throw new Error('roll back');
       }),
@@ -199,7 +220,7 @@ describe('the updated_since total', () => {
     await expectCountersEqualRecount();
     expect(await handle.query('SELECT * FROM contract_updated_counts')).toEqual([]);
     expect(await countContracts(handle.db, scope, since)).toBe(0);
-    await handle.db.insert(contracts).values(toRow({ owner: 0, org: 1, status: 'completed', updatedAt: INSTANTS[7]! }));
+    await handle.db.insert(contracts).values(toRow({ owner: 0, org: 1, status: 'completed', autoRenewal: false, updatedAt: INSTANTS[7]! }));
     await expectTotalsMatchRows('+14');
   });
 });

@@ -22,12 +22,12 @@ import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, type
  *   per access path whatever the caller sees;
  * - an expiration or a renewal window, with those: the per-day counters of that date
  *   (contract_date_counts), at most one row per day of the window, path and auto_renewal;
- * - updated_since alone (an organisation too): the rows updated from `since` to the end of
- *   its UTC day counted by index (at most a day's updates per path), plus the per-day
- *   counters of updated_at (contract_updated_counts, migration 0008) of every later day,
- *   one row per day and path: exact, since the counters hold every contract's day. With
- *   a status or auto_renewal it counts rows (the counters have no such dimension);
- * - anything else (q, updated_since with another filter, both windows at once): the
+ * - updated_since, with those: the rows updated from `since` to the end of its UTC day
+ *   counted by index (at most a day's updates per path), plus the per-day counters of
+ *   updated_at (contract_updated_counts, migrations 0008 and 0009) of every later day, a
+ *   few rows per day and path (one per status and auto_renewal present): exact, since the
+ *   counters hold every contract's day;
+ * - anything else (q, updated_since with a window, both windows at once): the
  *   matching rows counted, one count per access path (personal, and all organisations at
  *   once), summed.
  *
@@ -56,7 +56,7 @@ export function countSource(filter: FilterShape, options: CountOptions = {}): Co
   for (const dates of Object.values(DATE_FILTERS)) {
     if (names.some((n) => dates.has(n)) && names.every((n) => dates.has(n) || COUNTER_FILTERS.has(n))) return 'date-counters';
   }
-  if (names.length === 1 && names[0] === 'updatedSince') return 'updated-counters';
+  if (names.includes('updatedSince') && names.every((n) => n === 'updatedSince' || COUNTER_FILTERS.has(n))) return 'updated-counters';
   return names.includes('search') && options.searchCap !== undefined ? 'rows-capped' : 'rows';
 }
 
@@ -68,13 +68,21 @@ function counterScope(table: typeof contractCounts | typeof contractDateCounts |
 
 const autoRenewalKey = sql`CASE WHEN ${sql.placeholder('autoRenewal')}::boolean THEN 1 ELSE 0 END`;
 
-function countersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
-  const t = contractCounts;
-  const clauses: SQL[] = [counterScope(t, shape)];
+/** The status and auto_renewal filters on a counter table that has both keys. */
+function statusClauses(t: typeof contractCounts | typeof contractUpdatedCounts, filter: FilterShape): SQL[] {
+  const clauses: SQL[] = [];
   if (filter.names.includes('status')) clauses.push(sql`${t.status} = ${sql.placeholder('status')}`);
   // auto_renewal is shown (and filtered) only for completed contracts.
   if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.status} = 'completed' AND ${t.autoRenewal} = ${autoRenewalKey}`);
-  return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+  return clauses;
+}
+
+function countersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+  const t = contractCounts;
+  return db
+    .select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') })
+    .from(t)
+    .where(and(counterScope(t, shape), ...statusClauses(t, filter)));
 }
 
 function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
@@ -92,9 +100,10 @@ function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape
 
 /**
  * updated_since: since's UTC day is partly in the window, so its rows are counted (one
- * index range of (path, updated_at) per path, at most that day's updates); every later
- * day is whole, summed from the path's per-day counters. The day is updated_at's in UTC
- * (the migration's `AT TIME ZONE 'UTC'`), whatever the session's time zone.
+ * index range of (path, updated_at) per path, at most that day's updates, with the other
+ * filters' clauses); every later day is whole, summed from the path's per-day counters of
+ * that status and auto_renewal. The day is updated_at's in UTC (the migration's `AT TIME
+ * ZONE 'UTC'`), whatever the session's time zone.
  */
 function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
   const since = sql`(${sql.placeholder('updatedSince')}::timestamptz AT TIME ZONE 'UTC')`;
@@ -110,7 +119,7 @@ function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterSh
   const laterDays = db
     .select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') })
     .from(t)
-    .where(and(counterScope(t, shape), sql`${t.day} > ${since}::date`));
+    .where(and(counterScope(t, shape), sql`${t.day} > ${since}::date`, ...statusClauses(t, filter)));
   return partialDay.reduce<ReturnType<typeof laterDays.unionAll>>((q, b) => q.unionAll(b), laterDays as never);
 }
 
