@@ -24,9 +24,10 @@ import { runScript, UsageError } from './run-script';
 // --runs executions of each statement, Postgres's own "Execution Time", as a table.
 // Usage: npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD]
 //        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5] [--pairs]
-// --pairs adds every pair of two filters (scripts/bench/list-shapes.ts) to the summary.
+// --pairs adds every pair of two filters (scripts/bench/list-shapes.ts) to the summary;
+// --match TEXT keeps only the shapes whose query contains TEXT (and leaves out the deep pages).
 const USAGE =
-  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5] [--pairs]";
+  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5] [--pairs] [--match updated_since]";
 
 interface Plan {
   'QUERY PLAN': unknown;
@@ -63,7 +64,8 @@ function parseQuery(query: string) {
   return parsed.data;
 }
 
-async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number, pairs: boolean) {
+async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number, pairs: boolean, match: string | undefined) {
+  const wanted = (queries: string[]) => (match === undefined ? queries : queries.filter((q) => q.includes(match)));
   const texts = new StatementTexts(handle.db);
   const org = scope.organizationIds[0] ?? '';
   const fmt = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(2) : 'timeout');
@@ -77,23 +79,24 @@ async function summary(handle: DatabaseHandle, scope: CallerScope, today: string
   };
   console.log('| Query | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
   let worst = { query: '', ms: 0 };
-  for (const query of singleFilterShapes()) {
+  for (const query of wanted(singleFilterShapes())) {
     const ms = await row(query);
     if (ms > worst.ms) worst = { query, ms };
   }
   console.log(`\nWorst single-filter shape: \`${worst.query || '(none)'}\` ${fmt(worst.ms)} ms\n`);
   console.log('| Combination | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
-  for (const query of COMBINATIONS) await row(query);
+  for (const query of wanted(COMBINATIONS)) await row(query);
   if (pairs) {
     console.log('\n| Two filters | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
     let worstPair = { query: '', ms: 0 };
-    for (const query of filterPairShapes()) {
+    for (const query of wanted(filterPairShapes())) {
       const ms = await row(query);
       if (ms > worstPair.ms) worstPair = { query, ms };
     }
     console.log(`\nWorst pair of filters: \`${worstPair.query}\` ${fmt(worstPair.ms)} ms`);
   }
 
+  if (match !== undefined) return;
   // Deep pages: the 10,000th page of 50 (or the last one the caller has) by offset and by
   // cursor (the cursor is the row just before it, as the previous page would have named).
   console.log('\n| Deep page (limit 50) | page ms |\n| --- | --- |');
@@ -133,6 +136,7 @@ runScript(async () => {
       summary: { type: 'boolean', default: false },
       runs: { type: 'string', default: '5' },
       pairs: { type: 'boolean', default: false },
+      match: { type: 'string' },
     },
   });
   const email = SCALE_CALLERS[values.caller as keyof typeof SCALE_CALLERS];
@@ -148,7 +152,7 @@ runScript(async () => {
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
   if (values.summary) {
     console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; median of ${runs} runs (ms of Postgres execution)\n`);
-    await summary(handle, scope, values.today, runs, values.pairs);
+    await summary(handle, scope, values.today, runs, values.pairs, values.match);
     await handle.close();
     return;
   }
