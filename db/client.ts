@@ -57,6 +57,12 @@ export async function openPostgres(
     connection: {
       application_name: options.applicationName ?? 'contract-data-api',
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      // No JIT compiling: the list's statements are many small index walks whose estimated
+      // cost can pass jit_above_cost, and compiling them took 135 to 155 ms for a page that
+      // runs in 13 to 65 ms (docs/query-plans.md). Not sent behind a transaction pooler
+      // (DATABASE_PREPARE=false), which refuses startup parameters it does not know: set it
+      // on the database role there, as the statement timeout (README, Deploying).
+      ...(options.prepare === false ? {} : { jit: 'off' }),
     },
   });
   // Without named statements the pool is taken to sit behind a transaction-mode pooler.

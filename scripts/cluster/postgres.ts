@@ -123,9 +123,10 @@ export async function ensurePrimary(s: State, sec: Secrets, programs: Programs, 
 }
 
 /**
- * The app's role and database. The role carries the statement timeout: PgBouncer 1.18
- * refuses startup parameters it does not know, so the app's own `statement_timeout`
- * (sent at connect) is dropped by `ignore_startup_parameters` there and set here instead.
+ * The app's role and database. The role carries the statement timeout and `jit = off`:
+ * PgBouncer 1.18 refuses startup parameters it does not know, so the app's own
+ * `statement_timeout` (sent at connect) is dropped by `ignore_startup_parameters` there and
+ * set here instead, and the app sends no `jit` behind a pooler.
  */
 async function ensureRolesAndDatabase(s: State, sec: Secrets): Promise<void> {
   const timeoutMs = Number(s.passedEnv.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000);
@@ -136,6 +137,8 @@ async function ensureRolesAndDatabase(s: State, sec: Secrets): Promise<void> {
     // The password is base64url (layout.ts): nothing in it needs quoting.
     await sql.unsafe(`ALTER ROLE ${APP_ROLE} PASSWORD '${sec.appPassword}'`);
     await sql.unsafe(`ALTER ROLE ${APP_ROLE} SET statement_timeout = ${Math.trunc(timeoutMs)}`);
+    // What the app sends at connect when no pooler is in between (db/client.ts).
+    await sql.unsafe(`ALTER ROLE ${APP_ROLE} SET jit = off`);
     const [database] = await sql`SELECT 1 FROM pg_database WHERE datname = ${DATABASE}`;
     if (!database) await sql.unsafe(`CREATE DATABASE ${DATABASE} OWNER ${APP_ROLE}`);
   } finally {

@@ -41,6 +41,7 @@ function row(i: number, organizationId: string | null, match: boolean, status: N
     expirationDate: match ? `2027-03-${String(1 + ((i * 5) % 31)).padStart(2, '0')}` : `2028-0${1 + (i % 9)}-15`,
     renewalDate: i % 11 === 0 ? null : match ? `2027-02-${String(1 + ((i * 3) % 28)).padStart(2, '0')}` : '2028-06-01',
     contractValue: i % 9 === 0 ? null : ((i * 37) % 11) * 100,
+    autoRenewal: i % 10 === 0 ? null : i % 10 !== 5,
   };
 }
 
@@ -66,6 +67,10 @@ afterAll(async () => handle?.close());
 const CASES: { filters: ContractFilters; field: SortField }[] = [
   { filters: { updatedSince: '2027-01-01T00:00:00Z' }, field: 'updated_at' },
   { filters: { updatedSince: '2027-01-01T00:00:00+00:00', organizationId: ORGS[0] }, field: 'updated_at' },
+  // Another filter only removes rows from the range: the same choice.
+  { filters: { updatedSince: '2027-01-01T00:00:00Z', status: 'completed' }, field: 'updated_at' },
+  { filters: { updatedSince: '2027-01-01T00:00:00Z', autoRenewal: true }, field: 'updated_at' },
+  { filters: { updatedSince: '2027-01-01T00:00:00Z', expirationFrom: '2027-03-01', expirationTo: '2027-03-31' }, field: 'updated_at' },
   { filters: { expirationFrom: '2027-03-01', expirationTo: '2027-03-31' }, field: 'expiration_date' },
   { filters: { expirationTo: '2027-03-25' }, field: 'expiration_date' },
   { filters: { renewalFrom: '2027-02-01', renewalTo: '2027-02-28' }, field: 'renewal_date' },
@@ -83,13 +88,27 @@ describe('a range filter sorted by another key: each path walks or reads its ran
     }
   });
 
+  it('after a non-null key of a nullable sort, guards the null ranges when another filter may exclude null keys, not for updated_since alone', () => {
+    const sort = { field: 'expiration_date' as const, descending: true };
+    const after: Cursor = { key: '2027-03-10', id: rows[0]!.id! };
+    const text = (filters: ContractFilters) => {
+      const statement = contractPageStatement(scope, filters, { limit: 10, sort, after })!;
+      expect(statement.name.endsWith(' walk-or-range')).toBe(true);
+      return statement.build(handle.db).toSQL().sql;
+    };
+    // The guard is the count of the key ranges' rows (page.ts, after_key_rows).
+    expect(text({ updatedSince: '2027-01-01T00:00:00Z' })).not.toContain('after_key_rows');
+    expect(text({ updatedSince: '2027-01-01T00:00:00Z', autoRenewal: true })).toContain('after_key_rows');
+    expect(text({ updatedSince: '2027-01-01T00:00:00Z', expirationFrom: '2027-03-01' })).toContain('after_key_rows');
+  });
+
   describe.each(CASES)('$filters', ({ filters, field: rangeField }) => {
     it.each(SORT_FIELDS.flatMap((field) => [false, true].map((descending) => ({ field, descending }))))(
       'sort $field descending=$descending: the full list, offset pages and a cursor walk are the naive sort',
       async (sort) => {
         const want = naiveOrder(rows, filters, sort.field, sort.descending);
         const name = contractPageStatement(scope, filters, { limit: 10, sort })!.name;
-        // Only updated_since chooses (page.ts); the date windows walk, checked all the same.
+        // Only updated_since (with any other filter) chooses (page.ts); the date windows alone walk, checked all the same.
         expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField);
 
         expect((await selectContractPage(handle.db, scope, filters, { limit: 5000, sort })).map((r) => r.id)).toEqual(want);

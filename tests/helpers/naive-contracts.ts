@@ -26,12 +26,15 @@ export function naiveSortKey(r: NewContract, field: SortField): string | number 
   }
 }
 
-/** The filters these tests use (organisation, updated_since, the date windows); others throw. */
+/** The filters these tests use (organisation, status, auto_renewal, updated_since, the date windows); others throw. */
 export function naiveMatches(r: NewContract, f: ContractFilters): boolean {
-  const modelled = new Set(['organizationId', 'updatedSince', 'expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo']);
+  const modelled = new Set(['organizationId', 'status', 'autoRenewal', 'updatedSince', 'expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo']);
   const other = Object.keys(f).find((name) => f[name as keyof ContractFilters] !== undefined && !modelled.has(name));
   if (other) throw new Error(`naiveMatches does not model the filter ${other}`);
   if (f.organizationId !== undefined && r.organizationId !== f.organizationId) return false;
+  if (f.status !== undefined && r.status !== f.status) return false;
+  // auto_renewal is shown (and matched) only once completed.
+  if (f.autoRenewal !== undefined && (r.status !== 'completed' || (r.autoRenewal ?? null) !== f.autoRenewal)) return false;
   if (f.updatedSince !== undefined && r.updatedAt! < new Date(f.updatedSince)) return false;
   const e = naiveSortKey(r, 'expiration_date') as string | null;
   const n = naiveSortKey(r, 'renewal_date') as string | null;

@@ -61,10 +61,15 @@ function sortColumns(sort: Sort) {
  * Sorted by another key, a path's walk of the sort's index keeps only the rows in that
  * range, and a path with few of them (or none) is walked to its end before its branch
  * yields enough rows (sort=title: 80,000 rows in each organisation without a recent
- * update, 120 ms at 2M). So each path chooses: with fewer matches than FEW_MATCHES it reads
- * the range and sorts it (at most that many rows); with more, it walks the sort's index,
- * which then finds a page's rows soon unless they are correlated with the order. The
- * matches are counted up to FEW_MATCHES in that index (an index-only scan, 0.2 ms).
+ * update, 120 ms at 2M). So each path chooses: with fewer rows in the range than
+ * FEW_MATCHES it reads the range and sorts it (at most that many rows); with more, it walks
+ * the sort's index, which then finds a page's rows soon unless they are correlated with the
+ * order. The range's rows are counted up to FEW_MATCHES in that index (an index-only scan,
+ * 0.2 ms). Any other filter (a status, auto_renewal, a date window, q) only removes rows
+ * from the range, so the choice is the same with it: the range read stays within
+ * FEW_MATCHES rows, each tested against every filter, and the count stays index-only (it
+ * does not test them). With another filter, at 2M: 58 to 202 ms a page before, 1 to 45 ms
+ * after (docs/query-plans.md, "Combinations of filters").
  *
  * The date windows have the same kind of index, but not this choice: at 2M the heavy
  * caller has 2,400 to 3,000 matches in each path for a 90-day window, so they walk
@@ -73,9 +78,9 @@ function sortColumns(sort: Sort) {
  */
 export const FEW_MATCHES = 1000;
 
-/** Whether each path chooses between walking and reading the range: updated_since alone, sorted by another key. */
+/** Whether each path chooses between walking and reading the range: updated_since (with any other filter), sorted by another key. */
 function choosesPerPath(filter: FilterShape, sort: Sort): boolean {
-  return filter.names.length === 1 && filter.names[0] === 'updatedSince' && sort.field !== 'updated_at';
+  return filter.names.includes('updatedSince') && sort.field !== 'updated_at';
 }
 
 /**
@@ -145,14 +150,20 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     // once, up to branchLimit, in a CTE (their branches as below, appended path after path,
     // so the count stops as soon as it is reached), and tested by each null branch in a
     // one-time filter (an InitPlan: when it is false, the null range's scan never runs).
-    // Not in walk-or-range (updated_since sorted by another key): there the count's own
-    // per-path decisions (one more InitPlan each) and CTE made a page after a cursor slower
-    // (3 ms to 11 ms at 2M, updated_since a quarter of the rows, sort=-contract_value),
-    // and updated_since does not exclude the null keys, so its null walks stop soon.
+    // Not for updated_since alone sorted by another key (walk-or-range): there the count's
+    // own per-path decisions (one more InitPlan each) and CTE made a page after a cursor
+    // slower (3 ms to 11 ms at 2M, updated_since a quarter of the rows, sort=-contract_value),
+    // and updated_since does not exclude the null keys, so its null walks stop soon. With
+    // another filter that may exclude them (a window, auto_renewal), it is needed: a page
+    // after a cursor took 44 to 76 ms at 2M without it, 4 to 11 ms with it.
     const few = sql.raw(String(FEW_MATCHES));
-    const matches = paths.map((where) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${contracts} WHERE ${and(where, ...filter.clauses)} LIMIT ${few}) AS matches)`);
+    // Each path's rows in updated_since's range, counted up to FEW_MATCHES (walk-or-range only).
+    const rangeClause = filter.clauses[filter.names.indexOf('updatedSince')];
+    const matches = walkOrRange
+      ? paths.map((where) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${contracts} WHERE ${and(where, rangeClause)} LIMIT ${few}) AS matches)`)
+      : [];
     const walkGuards = paths.map((_, i) => (walkOrRange ? sql`${matches[i]} >= ${few}` : undefined));
-    const twoRanges = ranges.length === 2 && !walkOrRange;
+    const twoRanges = ranges.length === 2 && !(walkOrRange && filter.names.length === 1);
     const firstRangeRows = twoRanges
       ? (() => {
           const counted = paths.map((where, i) => branch(where, and(ranges[0], walkGuards[i])).limit(branchLimit));
