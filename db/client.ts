@@ -104,8 +104,14 @@ export async function openPostgres(
  * tests/cluster/pooler.test.ts.
  */
 function withoutPipelining(pool: Sql): Sql {
-  const unsafe: Sql['unsafe'] = (query, parameters, queryOptions) =>
-    pool.unsafe(query, parameters, { ...queryOptions, onexecute: () => false } as typeof queryOptions);
+  const unsafe: Sql['unsafe'] = (query, parameters, queryOptions) => {
+    // postgres.js also takes (query, options): keep that reading, since three arguments are passed on.
+    const [values, options] = parameters === undefined || Array.isArray(parameters) ? [parameters ?? [], queryOptions] : [[], parameters as typeof queryOptions];
+    return pool.unsafe(query, values, { ...options, onexecute: () => false } as typeof queryOptions);
+  };
+  // Not covered, and not used on this pool: queries written as tagged templates on the pool
+  // itself, `reserve()`, and the LISTEN connection (a postgres.js instance of its own,
+  // which a transaction pooler cannot serve anyway).
   return new Proxy(pool, { get: (target, property, receiver) => (property === 'unsafe' ? unsafe : Reflect.get(target, property, receiver)) });
 }
 

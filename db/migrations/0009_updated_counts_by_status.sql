@@ -5,7 +5,10 @@
 -- takes seconds at 2,000,000: no statement timeout for this transaction (as in 0008).
 SET LOCAL statement_timeout = 0;--> statement-breakpoint
 -- Writers of contracts wait until this commits: none writes between the count below and
--- the new trigger function (a writer already running is waited for).
+-- the new trigger function (a writer already running is waited for). So, from the
+-- TRUNCATE on, do the updated_since totals of instances still serving during a deploy:
+-- at 2,000,000 contracts the count takes about 5 s, at the statement timeout's edge, so
+-- some of those requests may answer 503 with Retry-After until it commits.
 LOCK TABLE "contracts" IN SHARE ROW EXCLUSIVE MODE;--> statement-breakpoint
 TRUNCATE "contract_updated_counts";--> statement-breakpoint
 ALTER TABLE "contract_updated_counts" DROP CONSTRAINT "contract_updated_counts_scope_id_personal_day_pk";--> statement-breakpoint
