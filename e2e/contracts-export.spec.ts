@@ -103,8 +103,12 @@ test('another site cannot start the download: its link lands on the list, and no
   await page.waitForURL(/\/contracts\?status=completed$/);
   await snapshot(page, testInfo, 'cross-site-download-lands-on-list');
   expect(downloaded, 'no file was downloaded').toBe(false);
-  // Between the two counting requests of this test, nothing used the quota.
-  expect(await remaining()).toBe(before - 1);
+  // Between the two counting requests of this test, nothing used the quota: the second
+  // leaves one less, unless the window moved on. The limit is a sliding window (an hour):
+  // carol's downloads of the previous hour weigh less every second, so \`remaining\` can rise
+  // by one between two readings (CI, 2026-11-26, just after 17:00: 9997 twice). A counted
+  // visit from the other site would take one more.
+  expect(await remaining()).toBeGreaterThanOrEqual(before - 1);
 });
 
 test('signed out, the download sends to sign-in and back to the list with the same filters', async ({ page }) => {
