@@ -1,11 +1,9 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateDatabase, MIGRATIONS_FOLDER, type DatabaseHandle } from '@/db/client';
+import { migrateDatabase, type DatabaseHandle } from '@/db/client';
 import { verifyToken } from '@/server/access/tokens';
 import { hashToken, TOKEN_FORMATS } from '@/server/access/token-format';
 import { createTestDatabase } from '../helpers/db';
+import { migrationsBefore } from '../helpers/migrations-before';
 
 /**
  * Migration 0003 moves API keys and calendar feed tokens from their two tables into one:
@@ -16,20 +14,15 @@ import { createTestDatabase } from '../helpers/db';
 const MIGRATED_BEFORE = 3; // 0000..0002: the schema with api_keys and calendar_feeds
 
 let handle: DatabaseHandle;
-let before: string;
+let before: ReturnType<typeof migrationsBefore>;
 beforeAll(async () => {
   // The committed migrations up to 0002, as a folder of their own.
-  before = mkdtempSync(path.join(os.tmpdir(), 'cda-migrations-'));
-  cpSync(MIGRATIONS_FOLDER, before, { recursive: true });
-  const journalFile = path.join(before, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
-  journal.entries = journal.entries.filter((e) => e.idx < MIGRATED_BEFORE);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  handle = await createTestDatabase({ migrationsFolder: before });
+  before = migrationsBefore(MIGRATED_BEFORE);
+  handle = await createTestDatabase({ migrationsFolder: before.folder });
 });
 afterAll(async () => {
   await handle?.close();
-  rmSync(before, { recursive: true, force: true });
+  before?.remove();
 });
 
 describe('migration 0003 (access_tokens)', () => {

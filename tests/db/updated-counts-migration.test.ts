@@ -1,11 +1,9 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateDatabase, MIGRATIONS_FOLDER, type DatabaseHandle } from '@/db/client';
+import { migrateDatabase, type DatabaseHandle } from '@/db/client';
 import { countContracts } from '@/db/queries/contracts/count';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
+import { migrationsBefore } from '../helpers/migrations-before';
 import { twoMembers } from '../helpers/two-members';
 
 /**
@@ -18,21 +16,16 @@ import { twoMembers } from '../helpers/two-members';
 const MIGRATED_BEFORE = 9; // 0000..0008
 
 let handle: DatabaseHandle;
-let before: string;
+let before: ReturnType<typeof migrationsBefore>;
 const { USERS, ORGS, scopes, insert: insertMembers } = twoMembers('e', 'upgrade');
 
 beforeAll(async () => {
-  before = mkdtempSync(path.join(os.tmpdir(), 'cda-migrations-'));
-  cpSync(MIGRATIONS_FOLDER, before, { recursive: true });
-  const journalFile = path.join(before, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
-  journal.entries = journal.entries.filter((e) => e.idx < MIGRATED_BEFORE);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  handle = await createTestDatabase({ migrationsFolder: before });
+  before = migrationsBefore(MIGRATED_BEFORE);
+  handle = await createTestDatabase({ migrationsFolder: before.folder });
 });
 afterAll(async () => {
   await handle?.close();
-  rmSync(before, { recursive: true, force: true });
+  before?.remove();
 });
 
 const RECOUNT = `
