@@ -2,7 +2,7 @@ import 'server-only';
 import path from 'node:path';
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import * as schema from './schema';
 
 /**
@@ -29,58 +29,140 @@ export interface DatabaseHandle {
 
 export const MIGRATIONS_FOLDER = path.join(process.cwd(), 'db', 'migrations');
 
+/** How a pool is opened (server/config.ts decides it from the environment). */
+export interface PostgresOptions {
+  max?: number;
+  prepare?: boolean;
+  statementTimeoutMs?: number;
+  applicationName?: string;
+  /**
+   * The pool reaches Postgres through a pooler (PgBouncer, Neon's pooled endpoint,
+   * Supabase's, DigitalOcean's): it sends no startup parameter beyond user, database,
+   * application_name and client_encoding, which every pooler accepts. Default: without
+   * named statements (`prepare: false`) the pool is taken to sit behind one.
+   */
+  behindPooler?: boolean;
+  /**
+   * Where LISTEN connects: the unpooled URL of the same database (DATABASE_URL_UNPOOLED).
+   * A transaction pooler accepts LISTEN and hands the session back to its pool, so the
+   * listener would hear nothing. Default: the pool's own URL (today's behaviour).
+   */
+  listenUrl?: string;
+}
+
 /** A postgres.js pool. One per process: the caller keeps it. */
-export async function openPostgres(
-  url: string,
-  options: { max?: number; prepare?: boolean; statementTimeoutMs?: number; applicationName?: string } = {},
-): Promise<DatabaseHandle> {
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<DatabaseHandle> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
+  const behindPooler = options.behindPooler ?? options.prepare === false;
+  const applicationName = options.applicationName ?? 'contract-data-api';
   const pool = postgres(url, {
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     // Idle connections are closed so that a database restart heals on its own.
     idle_timeout: 30,
     connect_timeout: 5,
-    // Seconds before a connection tries again after its last attempt failed; `retries`
-    // counts the pool's failures since its last success. postgres.js's default grows to
-    // 20 s, so a dozen refusals into an outage a request waits 10-20 s before it even
-    // tries, and so may the first one after the database is back. 0.1, 0.2, 0.4, then
-    // 0.5 s at most: queued requests wait one backoff each. The jitter (half to all of
-    // it) keeps the connections of every instance from reconnecting in step.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2),
+    backoff: reconnectBackoff,
     onnotice: () => {},
     // postgres.js fetches the server's array types when a connection opens. Behind a pooler
     // that fetch can fail (PgBouncer refusing while its server is down): postgres.js then
     // reports an unhandled rejection and never fetches them on that connection, so
     // statements the API runs pass no array parameters (db/queries/access.ts).
-    connection: {
-      application_name: options.applicationName ?? 'contract-data-api',
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-      // No JIT compiling: the list's statements are many small index walks whose estimated
-      // cost can pass jit_above_cost, and compiling them took 135 to 155 ms for a page that
-      // runs in 13 to 65 ms (docs/query-plans.md). Not sent behind a transaction pooler
-      // (DATABASE_PREPARE=false), which refuses startup parameters it does not know: set it
-      // on the database role there, as the statement timeout (README, Deploying).
-      ...(options.prepare === false ? {} : { jit: 'off' }),
-    },
+    connection: behindPooler ? { application_name: applicationName } : directSessionSettings(applicationName, options.statementTimeoutMs),
   });
   // Without named statements the pool is taken to sit behind a transaction-mode pooler.
-  const client = options.prepare === false ? withoutPipelining(pool) : pool;
+  let client = options.prepare === false ? withoutPipelining(pool) : pool;
+  if (behindPooler && options.statementTimeoutMs) client = withTransactionTimeout(client, options.statementTimeoutMs);
   const db = drizzle({ client, schema, casing: undefined });
+  const listener = options.listenUrl ? listenerOn(postgres, options.listenUrl, applicationName) : undefined;
   const handle: DatabaseHandle = {
     db: db as unknown as Database,
     driver: 'postgres',
     query: async <T>(text: string, params: unknown[] = []) =>
       (await client.unsafe(text, params as never[])) as unknown as T[],
     listen: async (channel, onNotify) => {
-      const { unlisten } = await client.listen(channel, () => onNotify());
+      const { unlisten } = await (listener?.get() ?? pool).listen(channel, () => onNotify());
       return unlisten;
     },
-    close: () => pool.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([pool.end({ timeout: 5 }), listener?.close()]);
+    },
   };
   POSTGRES_HANDLES.set(handle.db, handle);
   return handle;
+}
+
+// Seconds before a connection tries again after its last attempt failed; `retries` counts
+// the pool's failures since its last success. postgres.js's default grows to 20 s, so a
+// dozen refusals into an outage a request waits 10-20 s before it even tries, and so may
+// the first one after the database is back. 0.1, 0.2, 0.4, then 0.5 s at most: queued
+// requests wait one backoff each. The jitter (half to all of it) keeps the connections of
+// every instance from reconnecting in step.
+const reconnectBackoff = (retries: number) => Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2);
+
+/**
+ * The session settings a direct connection sends as startup parameters: no round trip,
+ * and set before the first statement. A pooler refuses startup parameters it does not
+ * know ("unsupported startup parameter"), so behind one none of these is sent: the role
+ * carries them there, checked at start (server/database-settings.ts).
+ */
+function directSessionSettings(applicationName: string, statementTimeoutMs: number | undefined): Record<string, string | number> {
+  return {
+    application_name: applicationName,
+    ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+    // No JIT compiling: the list's statements are many small index walks whose estimated
+    // cost can pass jit_above_cost, and compiling them took 135 to 155 ms for a page that
+    // runs in 13 to 65 ms (docs/query-plans.md).
+    jit: 'off',
+  };
+}
+
+/**
+ * The LISTEN connection on its own URL (the unpooled one): a postgres.js instance of at
+ * most one connection, made on the first `listen` (postgres.js's `listen` keeps one
+ * connection of its own for every channel of an instance). It sends no session setting:
+ * it runs no statement but LISTEN.
+ */
+function listenerOn(postgres: PostgresFactory, url: string, applicationName: string) {
+  let opened: Sql | undefined;
+  return {
+    get: (): Sql =>
+      (opened ??= postgres(url, {
+        max: 1,
+        connect_timeout: 5,
+        backoff: reconnectBackoff,
+        onnotice: () => {},
+        connection: { application_name: `${applicationName} listen` },
+      })),
+    close: async () => opened?.end({ timeout: 5 }),
+  };
+}
+
+type PostgresFactory = typeof import('postgres');
+
+/**
+ * Behind a pooler, every transaction begins with `SET LOCAL statement_timeout`: the
+ * statement bound no longer travels with the connection, and a transaction is where a
+ * statement can wait on a lock while holding others (and a server connection of the
+ * pooler). The SET is written at once with the transaction's first statement, on the
+ * transaction's own connection, so it costs no round trip of its own; its effect ends
+ * with the transaction, so nothing leaks into the pooler's next client. Statements
+ * outside a transaction (the list, get-one) rely on the role's setting, which the app
+ * checks at start, and on the request deadline (server/http/deadline.ts).
+ */
+function withTransactionTimeout(pool: Sql, statementTimeoutMs: number): Sql {
+  const setting = `SET LOCAL statement_timeout = ${Math.trunc(statementTimeoutMs)}`;
+  type Scope = (tx: TransactionSql) => unknown;
+  const begin = (optionsOrScope: string | Scope, maybeScope?: Scope) => {
+    const [options, scope] = typeof optionsOrScope === 'function' ? ['', optionsOrScope] : [optionsOrScope, maybeScope!];
+    return pool.begin(options, (tx) => {
+      // Not awaited: a failure aborts the transaction, and postgres.js reports it as the
+      // transaction's error.
+      tx.unsafe(setting).catch(() => {});
+      return scope(tx);
+    });
+  };
+  return new Proxy(pool, { get: (target, property, receiver) => (property === 'begin' ? begin : Reflect.get(target, property, receiver)) });
 }
 
 /**
@@ -111,7 +193,7 @@ function withoutPipelining(pool: Sql): Sql {
   };
   // Not covered, and not used on this pool: queries written as tagged templates on the pool
   // itself, `reserve()`, and the LISTEN connection (a postgres.js instance of its own,
-  // which a transaction pooler cannot serve anyway).
+  // on the unpooled URL when there is one: a transaction pooler cannot serve it).
   return new Proxy(pool, { get: (target, property, receiver) => (property === 'unsafe' ? unsafe : Reflect.get(target, property, receiver)) });
 }
 
@@ -163,8 +245,12 @@ export async function migrateDatabase(db: Database, driver: DatabaseHandle['driv
 export interface DatabaseSettings {
   /** postgres://… ; without it, the embedded PGlite database in `pgliteDir`. */
   url?: string;
+  /** The same database without a pooler in between: where LISTEN connects. */
+  unpooledUrl?: string;
   poolMax: number;
   prepare: boolean;
+  /** Why `url` is taken to be a pooler (undefined: a direct connection). */
+  pooler?: string;
   statementTimeoutMs: number;
   pgliteDir: string;
 }
@@ -176,6 +262,8 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
       max: settings.poolMax,
       prepare: settings.prepare,
       statementTimeoutMs: settings.statementTimeoutMs,
+      behindPooler: settings.pooler !== undefined,
+      listenUrl: settings.unpooledUrl,
     });
   }
   return openPglite(settings.pgliteDir);

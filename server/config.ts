@@ -69,6 +69,13 @@ const headerName = z
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
+  // The same database without the pooler in between (Neon's name through Vercel's
+  // integration), else POSTGRES_URL_NON_POOLING (the older Vercel Postgres name): for what a
+  // transaction pooler cannot carry (LISTEN, migrations). POSTGRES_URL is the older pooled
+  // name, read when DATABASE_URL is unset.
+  DATABASE_URL_UNPOOLED: url(['postgres:', 'postgresql:']),
+  POSTGRES_URL_NON_POOLING: url(['postgres:', 'postgresql:']),
+  POSTGRES_URL: url(['postgres:', 'postgresql:']),
   DATABASE_POOL_MAX: positiveInt(10),
   // Transaction-mode poolers (PgBouncer < 1.21, some managed poolers) lose named
   // prepared statements between transactions: set to false behind them.
@@ -150,6 +157,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
   }
   const c = parsed.data;
   const problems: string[] = [];
+  const databaseUrl = c.DATABASE_URL ?? c.POSTGRES_URL;
   if (Boolean(c.AUTH_GITHUB_ID) !== Boolean(c.AUTH_GITHUB_SECRET)) {
     problems.push('AUTH_GITHUB_ID and AUTH_GITHUB_SECRET must be set together (or neither)');
   }
@@ -159,7 +167,11 @@ export function parseConfig(env: Record<string, string | undefined>) {
   if (Boolean(c.KV_REST_API_URL) !== Boolean(c.KV_REST_API_TOKEN)) {
     problems.push('KV_REST_API_URL and KV_REST_API_TOKEN must be set together (or neither)');
   }
-  if (c.DATABASE_REPLICA_URL && !c.DATABASE_URL) {
+  if ((c.DATABASE_URL_UNPOOLED || c.POSTGRES_URL_NON_POOLING) && !databaseUrl) {
+    const name = c.DATABASE_URL_UNPOOLED ? 'DATABASE_URL_UNPOOLED' : 'POSTGRES_URL_NON_POOLING';
+    problems.push(`${name} needs DATABASE_URL: it is the same database without the pooler, for LISTEN and migrations; the app's queries go to DATABASE_URL`);
+  }
+  if (c.DATABASE_REPLICA_URL && !databaseUrl) {
     problems.push('DATABASE_REPLICA_URL needs DATABASE_URL: the replica only serves reads, the primary the rest');
   }
   const upstash = upstashOf(c);
@@ -172,7 +184,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
         'On Vercel the rate limits need a shared store: set UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (or KV_REST_API_URL and KV_REST_API_TOKEN, as the Upstash integration names them), or REDIS_URL; RATE_LIMIT_STORE=memory counts per instance on purpose',
       );
     }
-    if (!c.DATABASE_URL) problems.push('On Vercel DATABASE_URL is required: the embedded database would live on a serverless file system and lose its data');
+    if (!databaseUrl) problems.push('On Vercel DATABASE_URL is required: the embedded database would live on a serverless file system and lose its data');
   }
   if (c.TRUSTED_PROXY_HOPS !== undefined && c.CLIENT_ADDRESS_HEADER) {
     problems.push('CLIENT_ADDRESS_HEADER and TRUSTED_PROXY_HOPS are two ways to find the client address: set one of them');
@@ -187,9 +199,11 @@ export function parseConfig(env: Record<string, string | undefined>) {
   return {
     nodeEnv: c.NODE_ENV,
     database: {
-      url: c.DATABASE_URL,
+      url: databaseUrl,
+      unpooledUrl: c.DATABASE_URL_UNPOOLED ?? c.POSTGRES_URL_NON_POOLING,
       poolMax: c.DATABASE_POOL_MAX,
       prepare: c.DATABASE_PREPARE,
+      pooler: databaseUrl ? poolerOf(databaseUrl, c.DATABASE_PREPARE) : undefined,
       statementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
       replicaUrl: c.DATABASE_REPLICA_URL,
       replicaMaxLagMs: c.DATABASE_REPLICA_MAX_LAG_MS,
@@ -248,6 +262,24 @@ export function parseConfig(env: Record<string, string | undefined>) {
       cronSecret: c.CRON_SECRET,
     },
   };
+}
+
+/**
+ * Why the app takes DATABASE_URL to reach Postgres through a pooler, or undefined for a
+ * direct connection. Behind a pooler the app sends no startup parameter a pooler could
+ * refuse (db/client.ts) and checks the role's settings at start instead. Besides
+ * DATABASE_PREPARE=false, only hosts that are poolers by their provider's naming are
+ * recognised: a false guess would only move the statement timeout from the connection to
+ * the role (and warn at start), never break a connection.
+ */
+export function poolerOf(databaseUrl: string, prepare: boolean): string | undefined {
+  if (!prepare) return 'DATABASE_PREPARE=false';
+  const host = new URL(databaseUrl).hostname.toLowerCase();
+  // Neon: ep-name-123456-pooler.region.aws.neon.tech is the pooled endpoint of ep-name-123456.
+  if (host.includes('-pooler.')) return 'a Neon pooled endpoint (-pooler in the host name)';
+  // Supabase's pooler (Supavisor): aws-0-region.pooler.supabase.com.
+  if (host.endsWith('.pooler.supabase.com')) return 'Supabase’s pooler (pooler.supabase.com)';
+  return undefined;
 }
 
 /** Upstash's REST endpoint: UPSTASH_REDIS_REST_*, else the KV_REST_API_* pair Vercel's integration sets (as Redis.fromEnv() reads them). */

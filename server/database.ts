@@ -1,6 +1,7 @@
 import 'server-only';
 import { openDatabase, openPostgres, setFallback, type Database, type DatabaseHandle } from '@/db/client';
-import { config } from './config';
+import { config, poolerOf } from './config';
+import { checkSessionSettings } from './database-settings';
 import { errorCodeOf, isDatabaseUnavailable, isUnavailableCode } from './errors';
 
 /**
@@ -13,6 +14,8 @@ import { errorCodeOf, isDatabaseUnavailable, isUnavailableCode } from './errors'
 const HANDLES = Symbol.for('contract-data-api.database');
 interface Handles {
   primary?: Promise<DatabaseHandle>;
+  /** When the session settings were last checked without an answer (or checked: Infinity). */
+  settingsChecked?: number;
   replica?: ReplicaState;
   replicaOpening?: Promise<void>;
 }
@@ -25,7 +28,41 @@ export function getDatabase(): Promise<DatabaseHandle> {
     delete h.primary;
     throw error;
   });
+  if (h.settingsChecked !== Infinity) h.primary.then(checkSettingsOnce, () => {});
   return h.primary;
+}
+
+/** Milliseconds between two checks of the session settings that got no answer (the database was down). */
+const SETTINGS_RECHECK_MS = 60_000;
+
+/**
+ * Checks, once per process and off the request path (not awaited), that the primary's
+ * connections run with the statement timeout and JIT setting the app wants, and warns
+ * naming the SQL when not (server/database-settings.ts). It matters behind a pooler, where
+ * the role carries them; a direct connection sends them itself and passes.
+ */
+function checkSettingsOnce(handle: DatabaseHandle): void {
+  const h = handles();
+  if ((h.settingsChecked ?? -Infinity) > Date.now() - SETTINGS_RECHECK_MS) return;
+  h.settingsChecked = Infinity;
+  // The embedded database is the app's own: nothing to check.
+  if (handle.driver !== 'postgres') return;
+  void checkSessionSettings(handle, config().database.statementTimeoutMs).then((outcome) => {
+    if (outcome === 'unknown') h.settingsChecked = Date.now();
+  });
+}
+
+/**
+ * A database handle of its own for applying migrations (the caller closes it): on the
+ * unpooled URL when there is one (DATABASE_URL_UNPOOLED or POSTGRES_URL_NON_POOLING), since
+ * a migration is session-level work a transaction pooler may not carry (a SET that must
+ * last, CREATE INDEX CONCURRENTLY outside a transaction, the pooler's own query timeout);
+ * else the process's database, as before.
+ */
+export function openMigrationDatabase(): Promise<DatabaseHandle> {
+  const settings = config().database;
+  if (!settings.unpooledUrl) return getDatabase();
+  return openDatabase({ ...settings, url: settings.unpooledUrl, unpooledUrl: undefined, pooler: undefined, poolMax: 1 });
 }
 
 /** The primary: writes, and every read that must see the latest write (keys, sessions, memberships). */
@@ -48,6 +85,8 @@ export function setProcessDatabase(handle: DatabaseHandle, replica?: DatabaseHan
   const h = handles();
   h.replica?.stop();
   h.primary = Promise.resolve(handle);
+  // Its settings are the caller's: no check, no warning.
+  h.settingsChecked = Infinity;
   h.replica = replica ? watchReplica(handle, replica, config().database.replicaMaxLagMs) : undefined;
   // A replica of the configuration is not opened over the given database.
   h.replicaOpening = Promise.resolve();
@@ -85,7 +124,13 @@ function replicaState(): ReplicaState | undefined {
   if (h.replica || h.replicaOpening || !replicaUrl || !url) return h.replica;
   h.replicaOpening = Promise.all([
     getDatabase(),
-    openPostgres(replicaUrl, { max: poolMax, prepare, statementTimeoutMs, applicationName: 'contract-data-api replica' }),
+    openPostgres(replicaUrl, {
+      max: poolMax,
+      prepare,
+      statementTimeoutMs,
+      behindPooler: poolerOf(replicaUrl, prepare) !== undefined,
+      applicationName: 'contract-data-api replica',
+    }),
   ]).then(
     ([primary, replica]) => {
       h.replica ??= watchReplica(primary, replica, replicaMaxLagMs);

@@ -26,10 +26,13 @@ import { describeError } from '@/server/rate-limit/failure-log';
  * sends a Postgres NOTIFY, and every server process on Postgres listens (one connection
  * of its own) and empties its key cache when one arrives. Until its LISTEN is in place a
  * process does not answer keys from its cache; if LISTEN fails the process logs it once
- * and falls back to the markers and the cache's 30 s. Behind a transaction pooler
- * (PgBouncer in transaction mode) LISTEN does not fail but hears nothing: the pooler
- * accepts it and hands the session back to its pool. There the markers in the shared
- * store are what reach every instance (docs/reliability.md, the suite through PgBouncer).
+ * and falls back to the markers and the cache's 30 s. Behind a transaction pooler the
+ * LISTEN connection goes to the unpooled URL (DATABASE_URL_UNPOOLED, else
+ * POSTGRES_URL_NON_POOLING; db/client.ts), past the pooler, and hears every NOTIFY: a
+ * revocation reaches every instance at once without a shared store. Without an unpooled
+ * URL, LISTEN through a transaction pooler does not fail but hears nothing (the pooler
+ * accepts it and hands the session back to its pool): there the markers in the shared
+ * store are what reach every instance (docs/reliability.md, tests/cluster/listen.test.ts).
  */
 
 export const REVOCATION_CHANNEL = 'cda_token_revoked';
@@ -63,7 +66,7 @@ const listeners = (g[LISTENERS] ??= new WeakMap());
  * revocations made by other processes on this Postgres database (started by the first
  * call, which calls `onRevoked` on every NOTIFY), or when it cannot listen (PGlite is one
  * process; a failed LISTEN is logged and falls back to the cache's 30 s; behind a
- * transaction pooler it succeeds and hears nothing, see above).
+ * transaction pooler without an unpooled URL it succeeds and hears nothing, see above).
  */
 export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
   const handle = postgresHandleOf(db);

@@ -39,8 +39,8 @@ import { queueUpcomingEvents } from './upcoming';
  * 3. every few minutes, queue the upcoming-date events; every hour, prune old history.
  *
  * `start()` runs passes until `stop()`: at once when Postgres notifies a new event
- * (LISTEN), when the next retry is due, and every POLL_INTERVAL_MS anyway (a pooler that
- * drops notifications, a missed one).
+ * (LISTEN, on the unpooled URL when one is set: db/client.ts), when the next retry is due,
+ * and every POLL_INTERVAL_MS anyway (a pooler that drops notifications, a missed one).
  */
 
 export interface WorkerOptions {
@@ -253,7 +253,7 @@ export class WebhookWorker {
       });
       if (this.stopped) await this.unlisten();
     } catch (error) {
-      // Behind a transaction-mode pooler LISTEN may be refused: the poll still delivers.
+      // LISTEN may be refused (a pooler without an unpooled URL): the poll still delivers.
       this.log(`[webhooks] LISTEN unavailable, polling every ${POLL_INTERVAL_MS / 1000} s: ${(error as Error).message}`);
     }
   }
