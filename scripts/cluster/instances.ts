@@ -97,6 +97,9 @@ export function instanceEnv(s: State, sec: Secrets): NodeJS.ProcessEnv {
     NEXT_DIST_DIR: s.distDir,
     NEXT_TELEMETRY_DISABLED: '1',
     DATABASE_URL: databaseUrl(s, sec),
+    // The primary without PgBouncer, as Neon's integration names it: LISTEN (revocations,
+    // webhook wake-ups) connects there, since a transaction pooler hears no NOTIFY for it.
+    DATABASE_URL_UNPOOLED: databaseUrl(s, sec, { through: 'primary' }),
     DATABASE_PREPARE: 'false',
     DATABASE_POOL_MAX: String(APP_POOL_MAX),
     // Lists, get-one and exports read there while it is healthy (server/database.ts).

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -17,17 +18,44 @@ import { mkdirForPostgres, writePostgresFile } from './postgres';
 import { ourPid, portOpen, run, stopPid, tail, waitUntil } from './processes';
 
 /**
- * PgBouncer in transaction mode in front of the primary, as managed poolers run it.
+ * PgBouncer in transaction mode in front of the primary, as managed poolers run it: on
+ * Debian's default configuration (/etc/pgbouncer/pgbouncer.ini, what `apt-get install
+ * pgbouncer` writes) with only the cluster's own settings replaced, and no
+ * `ignore_startup_parameters`.
  *
  * - `*` is a wildcard entry: any database name is pooled on the primary under that name,
  *   so the test suite can create its throw-away databases through the pooler.
  * - `cda_cluster_replica` is the replica's `cda_cluster` (DATABASE_REPLICA_URL).
  * - Debian 12's PgBouncer is 1.18: no prepared statements in transaction mode (the app
- *   runs with DATABASE_PREPARE=false), and startup parameters other than the few it
- *   tracks are refused. postgres.js sends `statement_timeout` at connect
- *   (DATABASE_STATEMENT_TIMEOUT_MS), so it is ignored here and set on the app's role
- *   instead (postgres.ts).
+ *   runs with DATABASE_PREPARE=false), and it refuses startup parameters other than the
+ *   few it tracks (client_encoding, DateStyle, TimeZone, standard_conforming_strings,
+ *   application_name), as Neon's pooled endpoint does. The app sends none other behind a
+ *   pooler; the statement timeout and `jit = off` are the app role's (postgres.ts).
  */
+
+export const DEBIAN_DEFAULT_INI = '/etc/pgbouncer/pgbouncer.ini';
+
+/**
+ * A configuration file made of Debian's default one (`defaults`, its text), with each of
+ * `settings` replacing its line (commented or not) or added to [pgbouncer], and
+ * `databases` as the [databases] section's entries.
+ */
+export function onDebianDefaults(defaults: string, settings: Record<string, string>, databases: string[]): string {
+  let ini = /^\[databases\]\s*$/m.test(defaults) ? defaults : `[databases]\n\n[pgbouncer]\n${defaults}`;
+  ini = ini.replace(/^\[databases\]\s*$/m, () => `[databases]\n${databases.join('\n')}`);
+  if (!/^\[pgbouncer\]\s*$/m.test(ini)) ini += '\n[pgbouncer]\n';
+  for (const [name, value] of Object.entries(settings)) {
+    // The setting's line in force, else its commented example, else a new line.
+    const set = new RegExp(`^\\s*${name}\\s*=.*$`, 'm');
+    const example = new RegExp(`^;\\s*${name}\\s*=.*$`, 'm');
+    const line = set.test(ini) ? set : example.test(ini) ? example : undefined;
+    ini = line ? ini.replace(line, () => `${name} = ${value}`) : ini.replace(/^\[pgbouncer\]\s*$/m, () => `[pgbouncer]\n${name} = ${value}`);
+  }
+  return ini;
+}
+
+/** Debian's default file, or nothing to start from where the package did not write one. */
+const debianDefaults = () => (existsSync(DEBIAN_DEFAULT_INI) ? readFileSync(DEBIAN_DEFAULT_INI, 'utf8') : '');
 
 const config = (s: State) => path.join(paths(s).pgbouncerDir, 'pgbouncer.ini');
 const pidFile = (s: State) => path.join(paths(s).pgbouncerDir, 'pgbouncer.pid');
@@ -37,32 +65,32 @@ export const pgbouncerPid = (s: State) => ourPid(pidFile(s), ['pgbouncer', confi
 
 function ini(s: State): string {
   const dir = paths(s).pgbouncerDir;
-  return `;; Written by scripts/cluster (npm run cluster).
-[databases]
-${REPLICA_DATABASE_ALIAS} = host=127.0.0.1 port=${s.ports.replica} dbname=${DATABASE}
-* = host=127.0.0.1 port=${s.ports.primary}
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = ${s.ports.pgbouncer}
-unix_socket_dir =
-auth_type = scram-sha-256
-auth_file = ${path.join(dir, 'userlist.txt')}
-admin_users = ${ADMIN_ROLE}
-stats_users = ${ADMIN_ROLE}
-pool_mode = transaction
-max_client_conn = ${PGBOUNCER_MAX_CLIENT_CONN}
-default_pool_size = ${PGBOUNCER_DEFAULT_POOL_SIZE}
-ignore_startup_parameters = statement_timeout,extra_float_digits
-server_check_delay = 10
-;; After a failed login to a server (the replica stopped), PgBouncer answers every client
-;; with an error for server_login_retry seconds (15 by default), even once the server is back.
-server_login_retry = 1
-pidfile = ${pidFile(s)}
-logfile = ${pgbouncerLog(s)}
-log_connections = 0
-log_disconnections = 0
-`;
+  const written = `;; Written by scripts/cluster (npm run cluster) from ${DEBIAN_DEFAULT_INI}, with the cluster's settings.\n`;
+  return `${written}${onDebianDefaults(
+    debianDefaults(),
+    {
+      listen_addr: '127.0.0.1',
+      listen_port: String(s.ports.pgbouncer),
+      unix_socket_dir: '',
+      auth_type: 'scram-sha-256',
+      auth_file: path.join(dir, 'userlist.txt'),
+      admin_users: ADMIN_ROLE,
+      stats_users: ADMIN_ROLE,
+      pool_mode: 'transaction',
+      max_client_conn: String(PGBOUNCER_MAX_CLIENT_CONN),
+      default_pool_size: String(PGBOUNCER_DEFAULT_POOL_SIZE),
+      server_check_delay: '10',
+      // After a failed login to a server (the replica stopped), PgBouncer answers every
+      // client with an error for server_login_retry seconds (15 by default), even once the
+      // server is back.
+      server_login_retry: '1',
+      pidfile: pidFile(s),
+      logfile: pgbouncerLog(s),
+      log_connections: '0',
+      log_disconnections: '0',
+    },
+    [`${REPLICA_DATABASE_ALIAS} = host=127.0.0.1 port=${s.ports.replica} dbname=${DATABASE}`, `* = host=127.0.0.1 port=${s.ports.primary}`],
+  )}`;
 }
 
 export async function ensurePgbouncer(s: State, sec: Secrets, programs: Programs, log: (line: string) => void): Promise<void> {

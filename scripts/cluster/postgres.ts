@@ -123,10 +123,10 @@ export async function ensurePrimary(s: State, sec: Secrets, programs: Programs, 
 }
 
 /**
- * The app's role and database. The role carries the statement timeout and `jit = off`:
- * PgBouncer 1.18 refuses startup parameters it does not know, so the app's own
- * `statement_timeout` (sent at connect) is dropped by `ignore_startup_parameters` there and
- * set here instead, and the app sends no `jit` behind a pooler.
+ * The app's role and database. The role carries the statement timeout and `jit = off`, as
+ * the README asks behind a pooler: PgBouncer 1.18 refuses startup parameters it does not
+ * know, so the app sends neither through it, and checks at start that its connections get
+ * them from the role (it would warn, naming these statements, otherwise).
  */
 async function ensureRolesAndDatabase(s: State, sec: Secrets): Promise<void> {
   const timeoutMs = Number(s.passedEnv.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000);

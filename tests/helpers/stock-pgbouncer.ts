@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { DEBIAN_DEFAULT_INI, onDebianDefaults } from '@/scripts/cluster/pgbouncer';
 
 /**
  * A stock PgBouncer (Debian 12's package, 1.18) that a test starts for itself: Debian's
@@ -13,7 +14,6 @@ import path from 'node:path';
  * as Neon's and DigitalOcean's managed poolers do.
  */
 
-export const DEBIAN_DEFAULT_INI = '/etc/pgbouncer/pgbouncer.ini';
 /** The ports these tests may use (one instance at a time per port). */
 const PORTS = [6610, 6611, 6612, 6613, 6614, 6615, 6616, 6617, 6618, 6619];
 
@@ -36,20 +36,6 @@ export interface StockPgbouncer {
   /** What it logged (refused startup parameters show there). */
   log(): string;
   stop(): Promise<void>;
-}
-
-/**
- * Debian's default configuration with our changes. Each setting replaced is the line of the
- * default file (commented or not); the [databases] section gets one wildcard entry: every
- * database name is pooled on the server `serverPort` under that name.
- */
-export function stockIni(defaults: string, settings: Record<string, string>, serverPort: number): string {
-  let ini = defaults.replace(/^\[databases\]\s*$/m, `[databases]\n* = host=127.0.0.1 port=${serverPort}`);
-  for (const [name, value] of Object.entries(settings)) {
-    const line = new RegExp(`^;?\\s*${name}\\s*=.*$`, 'm');
-    ini = line.test(ini) ? ini.replace(line, `${name} = ${value}`) : ini.replace(/^\[pgbouncer\]\s*$/m, `[pgbouncer]\n${name} = ${value}`);
-  }
-  return ini;
 }
 
 function portFree(port: number): Promise<boolean> {
@@ -104,7 +90,7 @@ export async function startStockPgbouncer(serverPort: number, users: string[]): 
   };
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const authFile = file('userlist.txt', users.map((u) => `"${u}" ""\n`).join(''));
-  const ini = stockIni(
+  const ini = onDebianDefaults(
     readFileSync(DEBIAN_DEFAULT_INI, 'utf8'),
     {
       // Ours: where it listens, who may connect, how it pools.
@@ -118,7 +104,8 @@ export async function startStockPgbouncer(serverPort: number, users: string[]): 
       pidfile: path.join(dir, 'pgbouncer.pid'),
       unix_socket_dir: dir,
     },
-    serverPort,
+    // Every database name pooled on the server under that name.
+    [`* = host=127.0.0.1 port=${serverPort}`],
   );
   const iniFile = file('pgbouncer.ini', ini);
   file('pgbouncer.log', '');
