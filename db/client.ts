@@ -200,8 +200,17 @@ function withoutPipelining(pool: Sql): Sql {
 /**
  * The handle of a postgres.js pool's Database: code that holds only the Database (the key
  * cache) can listen for notifications that other processes send through Postgres.
+ *
+ * On globalThis: Next.js bundles this module once per layer (instrumentation, where the
+ * webhook worker opens the process's database at start, and the routes), and a map of one
+ * copy would not know the handles the other opened: the routes' key cache then took the
+ * database for one it cannot listen on, and a revocation made elsewhere reached it only
+ * through the Redis markers or the 30 s cache (tests/cluster/listen.test.ts).
  */
-const POSTGRES_HANDLES = new WeakMap<Database, DatabaseHandle>();
+const HANDLES_KEY = Symbol.for('contract-data-api.postgres-handles');
+const POSTGRES_HANDLES: WeakMap<Database, DatabaseHandle> = ((globalThis as typeof globalThis & { [HANDLES_KEY]?: WeakMap<Database, DatabaseHandle> })[
+  HANDLES_KEY
+] ??= new WeakMap());
 export const postgresHandleOf = (db: Database): DatabaseHandle | undefined => POSTGRES_HANDLES.get(db);
 
 /** The extensions the migrations create (pg_trgm, for substring search), for PGlite to load. */

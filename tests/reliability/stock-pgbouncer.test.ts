@@ -24,7 +24,9 @@ import { pgbouncerMissing, startStockPgbouncer, type StockPgbouncer } from '../h
  */
 
 const missing = pgbouncerMissing();
-const ADMIN_URL = process.env.DATABASE_URL ?? process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+// The machine's Postgres as a superuser (it creates a role), whatever DATABASE_URL is: the
+// suite may itself run through a pooler (npm run test:cluster -- --suite). CI exports it.
+const ADMIN_URL = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const STATEMENT_TIMEOUT_MS = 5_000;
 
 const urlOf = (base: string, options: { user: string; port?: number; database: string }) => {
