@@ -7,10 +7,12 @@ import { DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
 import { clearVerifiedTokenCache } from '@/server/access/tokens';
 import { checkSessionSettings } from '@/server/database-settings';
 import { getDatabase } from '@/server/database';
+import { WebhookWorker } from '@/server/webhooks/worker';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { applyConfig, restoreConfig } from '../helpers/config';
 import { newApiKey } from '../helpers/tokens';
 import { pgbouncerMissing, startStockPgbouncer, type StockPgbouncer } from '../helpers/stock-pgbouncer';
+import { PRIVATE_OK, receiverEndpoint, startReceiver, WEBHOOK_TEST_ENV } from '../webhooks/support';
 
 /**
  * The app behind a stock PgBouncer 1.18 (Debian's package and default configuration, in
@@ -77,6 +79,7 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
       UPSTASH_REDIS_REST_URL: undefined,
       RATE_LIMIT_GENERAL_PER_WINDOW: '100000',
       RATE_LIMIT_EXPORT_PER_WINDOW: '100000',
+      ...WEBHOOK_TEST_ENV,
     });
   }, 60_000);
 
@@ -190,6 +193,27 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
       [role],
     );
     expect(listeners[0]!.n).toBe(1);
+  });
+
+  it('runs the webhook worker through it, woken at once by a NOTIFY it hears on the unpooled URL', async () => {
+    const handle = await getDatabase();
+    const receiver = await startReceiver();
+    // Polling once a minute: only the notification can wake it within the few seconds below.
+    const worker = new WebhookWorker({ handle, policy: PRIVATE_OK, pollIntervalMs: 60_000, log: () => {} });
+    try {
+      await receiverEndpoint(handle.db, DEMO_USERS.alice.id, receiver);
+      worker.start();
+      // Its first pass (nothing to send) and its LISTEN.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const contract = demoContractRows().find((c) => c.ownerId === DEMO_USERS.alice.id && !c.organizationId && c.status === 'completed')!;
+      // Written by another connection, as the extraction pipeline would.
+      await owner.query('UPDATE contracts SET title = $1, updated_at = now() WHERE id = $2', ['Renamed behind the pooler', contract.id]);
+      const [request] = await receiver.waitFor(1, 5_000);
+      expect(JSON.parse(request!.body)).toMatchObject({ type: 'contract.updated' });
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
   });
 
   it('is silent at start once the role carries the settings', async () => {
