@@ -566,7 +566,7 @@ interface Connections {
 async function appConnections(admin: DatabaseHandle, database: string): Promise<Connections> {
   const rows = await admin.query<{ state: string | null; query: string }>(
     `SELECT state, left(query, 120) AS query FROM pg_stat_activity
-      WHERE datname = $1 AND application_name = 'contract-data-api' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+      WHERE datname = $1 AND application_name IN ('contract-data-api', 'contract-data-api listen') AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
     [database],
   );
   const isListener = (r: { query: string }) => /^(un)?listen\b/i.test(r.query.trim());
