@@ -3,7 +3,7 @@ import { observeStatements, type Database } from '@/db/client';
 import { config } from '@/server/config';
 import { openedDatabases } from '@/server/database';
 import { errorCodeOf } from '@/server/errors';
-import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from '@/server/rate-limit';
+import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from '@/server/rate-limit/types';
 
 /**
  * The process's Prometheus metrics (docs/operations.md, "Metrics", lists each one) and the
@@ -134,14 +134,15 @@ function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const metrics: Metrics = { ...buildMetrics(registry), httpChildren: new Map(), inFlight: new Map() };
-  // Every bucket and outcome from the start, at 0, so that rate() sees the first one.
+  // Every bucket and outcome from the start, at 0 (labels() alone writes no series), so that
+  // rate() and increase() see the first one.
   for (const bucket of RATE_LIMIT_BUCKETS) {
-    if (bucket === 'sign_in_address' || bucket === 'sign_in_account') metrics.signInRefusals.labels(bucket);
-    else metrics.rateLimitRefusals.labels(bucket);
+    if (bucket === 'sign_in_address' || bucket === 'sign_in_account') metrics.signInRefusals.labels(bucket).inc(0);
+    else metrics.rateLimitRefusals.labels(bucket).inc(0);
   }
-  for (const kind of ['api_key', 'calendar_feed', 'metrics_token'] satisfies KeyKind[]) metrics.failedKeyAttempts.labels(kind);
-  for (const outcome of ['succeeded', 'failed', 'skipped', 'error'] satisfies DeliveryOutcome[]) metrics.webhookDeliveries.labels(outcome);
-  for (const pool of ['primary', 'replica', 'other']) metrics.statementTimeouts.labels(pool);
+  for (const kind of ['api_key', 'calendar_feed', 'metrics_token'] satisfies KeyKind[]) metrics.failedKeyAttempts.labels(kind).inc(0);
+  for (const outcome of ['succeeded', 'failed', 'skipped', 'error'] satisfies DeliveryOutcome[]) metrics.webhookDeliveries.labels(outcome).inc(0);
+  for (const pool of ['primary', 'replica', 'other']) metrics.statementTimeouts.labels(pool).inc(0);
   observeStatements((db) => {
     metrics.inFlight.set(db, (metrics.inFlight.get(db) ?? 0) + 1);
     return (error) => {
@@ -155,7 +156,7 @@ function createMetrics(): Metrics {
 }
 
 /** Which of the process's pools `db` is (a test's own database is "other"). */
-export async function poolNameOf(db: Database): Promise<'primary' | 'replica' | 'other'> {
+async function poolNameOf(db: Database): Promise<'primary' | 'replica' | 'other'> {
   const { primary, replica } = await openedDatabases();
   return db === primary?.db ? 'primary' : db === replica?.handle.db ? 'replica' : 'other';
 }

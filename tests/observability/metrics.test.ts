@@ -155,6 +155,15 @@ describe('the route', () => {
       // Base units: seconds and bytes, never milliseconds.
       expect(family.name).not.toMatch(/_(milli|micro)?seconds?_ms|_ms$|milliseconds/);
     }
+    // Every bucket, kind and outcome is there from the start, at 0 or more (rate() needs the first sample).
+    const scrape0 = parseScrape(await (await handleMetricsRequest(metricsRequest(`Bearer ${TOKEN}`))).text());
+    for (const bucket of ['general', 'conditional', 'export', 'calendar', 'auth_failure', 'webhook_manual']) expect(scrape0.has('rate_limit_refusals_total', { bucket }), bucket).toBe(true);
+    for (const bucket of ['sign_in_address', 'sign_in_account']) expect(scrape0.has('auth_sign_in_refusals_total', { bucket }), bucket).toBe(true);
+    for (const kind of ['api_key', 'calendar_feed', 'metrics_token']) expect(scrape0.has('auth_failed_key_attempts_total', { kind }), kind).toBe(true);
+    for (const outcome of ['succeeded', 'failed', 'skipped', 'error']) expect(scrape0.has('webhook_deliveries_total', { outcome }), outcome).toBe(true);
+    for (const pool of ['primary', 'replica', 'other']) expect(scrape0.has('db_statement_timeouts_total', { pool }), pool).toBe(true);
+    expect(scrape0.has('auth_sign_in_failures_total')).toBe(true);
+    expect(scrape0.has('contracts_export_rows_total')).toBe(true);
     // The process's own metrics (prom-client's defaults) come along.
     expect(families.get('process_cpu_user_seconds_total')).toMatchObject({ type: 'COUNTER' });
   });
