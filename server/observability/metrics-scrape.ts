@@ -1,5 +1,5 @@
 import { config } from '@/server/config';
-import { getDb, openedDatabases } from '@/server/database';
+import { getDb, getReadDb, openedDatabases } from '@/server/database';
 import { webhookBacklog } from '@/server/webhooks/queue-depth';
 import { processMetrics } from './metrics';
 
@@ -20,6 +20,9 @@ export async function renderMetrics(): Promise<{ contentType: string; text: stri
 }
 
 async function readPools(m: Metrics): Promise<void> {
+  // The replica is opened on the first read: a scrape counts as one, so that an instance
+  // that has served nothing yet still reports its replica (from its next scrape on).
+  await getReadDb().catch(() => undefined);
   const { primary, replica } = await openedDatabases();
   for (const gauge of [m.poolInUse, m.poolWaiting, m.poolMax, m.replicaInUse, m.replicaLag]) gauge.reset();
   const pools = [
