@@ -117,7 +117,11 @@ function buildMetrics(registry: Registry) {
 }
 
 type Metrics = ReturnType<typeof buildMetrics> & {
-  /** Histogram children by route, then method, then status class: no label string is built per request. */
+  /**
+   * Histogram children by route, then method, then status class: no label object or string
+   * of ours per request (prom-client still hashes a child's labels on each observation:
+   * about 1.4 µs a request here, against 2.7 ms of CPU for a list request).
+   */
   httpChildren: Map<string, Map<string, ReturnType<Histogram['labels']>[]>>;
   /** Statements in flight per database object (./metrics-scrape.ts maps them to pools). */
   inFlight: Map<Database, number>;
