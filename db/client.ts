@@ -370,7 +370,37 @@ function runPrepared<TResult>(db: Database, statement: Statement<TResult>): Prom
     installFlatRowMapper(prepared);
     cache.set(statement.name, prepared);
   }
-  return prepared.execute(statement.values) as Promise<TResult>;
+  const done = (globalThis as WithStatementObserver)[STATEMENT_OBSERVER]?.(db);
+  const running = prepared.execute(statement.values) as Promise<TResult>;
+  return done ? observed(running, done) : running;
+}
+
+/**
+ * Told of every statement runStatement sends, on the database that runs it (a replica's
+ * read run again on its primary is two statements): returns what to call when it ends,
+ * with its error if it failed. server/observability counts statements in flight per pool
+ * and statement timeouts with it (db/ imports nothing from server/, so server/ registers
+ * it). Kept on globalThis: Next.js may evaluate this module once per bundle layer.
+ */
+export type StatementObserver = (db: Database) => (error?: unknown) => void;
+const STATEMENT_OBSERVER = Symbol.for('contract-data-api.statement-observer');
+type WithStatementObserver = typeof globalThis & { [STATEMENT_OBSERVER]?: StatementObserver };
+
+export function observeStatements(observer: StatementObserver | undefined): void {
+  (globalThis as WithStatementObserver)[STATEMENT_OBSERVER] = observer;
+}
+
+function observed<T>(running: Promise<T>, done: (error?: unknown) => void): Promise<T> {
+  return running.then(
+    (value) => {
+      done();
+      return value;
+    },
+    (error: unknown) => {
+      done(error);
+      throw error;
+    },
+  );
 }
 
 // Row mapping -------------------------------------------------------------------------------

@@ -137,6 +137,14 @@ const envSchema = z.object({
   CRON_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'must be at least 16 characters (generate one with: openssl rand -base64 32)',
   }),
+  // The bearer token of GET /api/metrics (server/observability/): without it the route does
+  // not exist. Long enough that guessing it is hopeless even past the failed-attempt limit.
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 32, {
+    message: 'must be at least 32 characters (generate one with: openssl rand -base64 32)',
+  }),
+  // "off": no metrics recorded (and no /api/metrics): the bench's switch to measure what
+  // observability costs, side by side with "on" (docs/operations.md).
+  OBSERVABILITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -261,6 +269,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       encryptionKey: c.WEBHOOK_ENCRYPTION_KEY,
       cronSecret: c.CRON_SECRET,
     },
+    observability: c.OBSERVABILITY !== 'off',
+    metricsToken: c.METRICS_TOKEN,
   };
 }
 

@@ -92,6 +92,20 @@ export function setProcessDatabase(handle: DatabaseHandle, replica?: DatabaseHan
   h.replicaOpening = Promise.resolve();
 }
 
+/**
+ * The process's pools as they stand, without opening anything (for the metrics): the
+ * primary once opened, the replica once watched, with whether reads go to it and its lag.
+ */
+export async function openedDatabases(): Promise<{
+  primary?: DatabaseHandle;
+  replica?: { handle: DatabaseHandle; inUse: boolean; lagSeconds?: number };
+}> {
+  const h = handles();
+  const primary = await h.primary?.catch(() => undefined);
+  const replica = h.replica && { handle: h.replica.handle, inUse: h.replica.healthy, lagSeconds: h.replica.lagSeconds };
+  return { primary, replica };
+}
+
 // The replica ----------------------------------------------------------------------------
 
 /**
@@ -114,6 +128,8 @@ interface ReplicaState {
   goodProbes: number;
   /** Why it is left out, for the log when that changes. */
   reason?: string;
+  /** How far its replay trails, in seconds, as the last good probe measured it (for the metrics). */
+  lagSeconds?: number;
   stop(): void;
 }
 
@@ -165,16 +181,25 @@ function watchReplica(primary: DatabaseHandle, handle: DatabaseHandle, maxLagMs:
       const [primaryLsn, caughtUp] = await withTimeout(
         Promise.all([
           primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn').then((rows) => rows[0]!.lsn),
-          handle.query<{ standby: boolean; caught_up: boolean | null }>(
-            'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up',
+          // The lag as postgres_exporter measures it: nothing to replay is no lag (an idle
+          // primary writes no transaction to date the replay by), else the age of the last
+          // transaction replayed.
+          handle.query<{ standby: boolean; caught_up: boolean | null; lag_seconds: number | null }>(
+            `SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught_up,
+               CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+                    ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END::float8 AS lag_seconds`,
             [previousPrimaryLsn ?? '0/0'],
           ),
         ]),
         intervalMs,
-      ).then(([lsn, rows]) => [lsn, !rows[0]!.standby || rows[0]!.caught_up === true] as const);
+      ).then(([lsn, rows]) => {
+        state.lagSeconds = rows[0]!.lag_seconds ?? undefined;
+        return [lsn, !rows[0]!.standby || rows[0]!.caught_up === true] as const;
+      });
       previousPrimaryLsn = primaryLsn;
       setHealth(state, caughtUp, caughtUp ? undefined : `more than ${maxLagMs} ms behind the primary`);
     } catch (error) {
+      state.lagSeconds = undefined;
       setHealth(state, false, `unreachable (${errorCodeOf(error) ?? (error as Error).message})`);
     } finally {
       probing = false;

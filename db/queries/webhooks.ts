@@ -570,3 +570,20 @@ export async function pruneWebhookHistory(db: Database, before: Date, today: str
   );
   await executeRows(db, sql`DELETE FROM webhook_upcoming_sent WHERE date < ${today}::date`);
 }
+
+// Queue depth ------------------------------------------------------------------------------
+
+/**
+ * What waits in the outbox: events not yet fanned out to deliveries, and deliveries still
+ * pending (due now or waiting for a retry). Each count walks a partial index and stops at
+ * `cap`, so a huge backlog costs a bounded read (the metrics scrape runs this).
+ */
+export async function webhookQueueDepth(db: Database, cap: number): Promise<{ events: number; deliveries: number }> {
+  const [row] = await executeRows<{ events: number; deliveries: number }>(
+    db,
+    sql`SELECT
+          (SELECT count(*) FROM (SELECT 1 FROM webhook_events WHERE fanned_out_at IS NULL LIMIT ${cap}) e)::int AS events,
+          (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' LIMIT ${cap}) d)::int AS deliveries`,
+  );
+  return row!;
+}

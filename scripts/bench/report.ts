@@ -77,6 +77,11 @@ function ratioOf(cell: Cell, of: Exclude<Who, 'app'> = 'floor'): number[] {
   });
 }
 const hasBase = (report: BenchReport) => report.cells.some((c) => c.rounds.some((r) => r.base));
+/** " (the app's build with OBSERVABILITY=off)" when the base is the app run with --base-env. */
+const baseEnvOf = (report: BenchReport) => {
+  const env = Object.entries((report.config.baseEnv as Record<string, string> | undefined) ?? {});
+  return env.length > 0 && report.config.baseAppDir === report.config.appDir ? ` (the app's build with ${env.map(([k, v]) => `${k}=${v}`).join(', ')})` : '';
+};
 
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
@@ -304,7 +309,7 @@ export function renderDocs(existing: string, report: BenchReport, resultsFile: s
     `- Machine: ${m.cpus} vCPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM, ${String(m.kernel)}; load average ${String(m.loadAverage)} at the start, ${String(m.loadAverageAtEnd)} at the end (the machine is shared with other work).`,
     `- ${m.postgres.split(' on ')[0]}, Node ${m.node}, Redis on the same machine; the load generator (autocannon) runs on the same 2 cores, in its own process.`,
     `- Dataset: ${report.dataset.contracts.toLocaleString('en-US')} contracts; exports by two benchmark callers who see ${Object.values(report.dataset.exportRows).map((n) => n.toLocaleString('en-US')).join(' and ')} contracts.`,
-    `- Each measurement: ${String(report.config.duration)} s after a ${String(report.config.warmup)} s warm-up; ${String(report.config.rounds)} rounds of the bare floor, the Next.js floor (JSON requests only)${hasBase(report) ? ', the base app' : ''} then the app; figures are medians of the rounds, ratios are the app's throughput over a floor's per round and their median.`,
+    `- Each measurement: ${String(report.config.duration)} s after a ${String(report.config.warmup)} s warm-up; ${String(report.config.rounds)} rounds of the bare floor, the Next.js floor (JSON requests only)${hasBase(report) ? `, the base app${baseEnvOf(report)}` : ''} then the app; figures are medians of the rounds, ratios are the app's throughput over a floor's per round and their median.`,
     '',
     '#### Requests',
     '',

@@ -14,6 +14,10 @@
  *            --base-app-dir DIR                     a second copy of the app (main, say) measured in the same
  *                                                   rounds as "base": before/after figures from one run
  *            --profile                              profile a --smoke run too (other runs profile unless --no-profile)
+ *            --base-env NAME=VALUE[,NAME=VALUE]     environment of the base app only; without --base-app-dir the
+ *                                                   base is the app's own build: `--base-env OBSERVABILITY=off`
+ *                                                   measures the app with and without its metrics and logs
+ *                                                   side by side (docs/operations.md)
  *
  * Three servers answer every request scenario: the bare floor (floor.ts), the Next.js floor
  * (next-floor/: plain route handlers with the app's key check and rate-limit call) and the
@@ -63,6 +67,7 @@ const { values: opts } = parseArgs({
     via: { type: 'string' },
     'no-prepare': { type: 'boolean', default: false },
     'base-app-dir': { type: 'string' },
+    'base-env': { type: 'string' },
     profile: { type: 'boolean', default: false },
   },
   strict: true,
@@ -79,8 +84,21 @@ const config = {
   database: opts.database ?? (smoke ? 'cda_bench_smoke' : 'cda_bench'),
   distDir: opts['dist-dir']!,
   appDir: path.resolve(opts['app-dir']!),
-  baseAppDir: opts['base-app-dir'] ? path.resolve(opts['base-app-dir']) : undefined,
+  baseAppDir: opts['base-app-dir'] ? path.resolve(opts['base-app-dir']) : opts['base-env'] ? path.resolve(opts['app-dir']!) : undefined,
+  baseEnv: parseEnvList(opts['base-env']),
 };
+
+/** "A=1,B=2" as { A: '1', B: '2' }. */
+function parseEnvList(list: string | undefined): Record<string, string> {
+  if (!list) return {};
+  return Object.fromEntries(
+    list.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new Error(`--base-env takes NAME=VALUE pairs separated by commas, not ${JSON.stringify(pair)}`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1)];
+    }),
+  );
+}
 const NEXT_FLOOR_DIR = path.join('scripts', 'bench', 'next-floor');
 const fullRun = !smoke && !opts.only && !opts['no-docs'] && config.contracts === 200_000;
 const started = Date.now();
@@ -391,7 +409,8 @@ async function main() {
   const builds = [
     { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.join(config.appDir, config.distDir) },
     { what: 'the Next.js floor', cwd: process.cwd(), args: [NEXT_FLOOR_DIR], dist: path.join(NEXT_FLOOR_DIR, config.distDir) },
-    ...(config.baseAppDir ? [{ what: 'the base app', cwd: config.baseAppDir, args: [] as string[], dist: path.join(config.baseAppDir, config.distDir) }] : []),
+    // The same directory as the app (--base-env alone): one build serves both.
+    ...(config.baseAppDir && config.baseAppDir !== config.appDir ? [{ what: 'the base app', cwd: config.baseAppDir, args: [] as string[], dist: path.join(config.baseAppDir, config.distDir) }] : []),
   ];
   for (const b of builds) {
     if (!opts['no-build']) await build(b.what, b.cwd, b.args);
@@ -410,6 +429,8 @@ async function main() {
     // Raised through configuration for the run; the limits stay enforced (Redis is asked on every request).
     RATE_LIMIT_GENERAL_PER_WINDOW: '1000000000',
     RATE_LIMIT_EXPORT_PER_WINDOW: '1000000',
+    // Metrics are recorded as in production (only with a token); never scraped during a run.
+    METRICS_TOKEN: randomBytes(32).toString('base64url'),
     PORT: String(port),
   });
   // The app, the base app and the Next.js floor are started alike (next start, the same
@@ -420,7 +441,7 @@ async function main() {
     return startServer(
       name,
       [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', ...(name === 'next' ? [NEXT_FLOOR_DIR] : []), '-H', '127.0.0.1', '-p', String(port)],
-      appEnv(port),
+      { ...appEnv(port), ...(name === 'base' ? config.baseEnv : {}) },
       port,
       name === 'next' ? 'cda-bench-next-floor' : 'contract-data-api',
     );

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { APP_POOL_MAX, databaseUrl, paths, REPLICA_DATABASE_ALIAS, redisUrl, type Secrets, type State } from './layout';
@@ -108,12 +109,23 @@ export function instanceEnv(s: State, sec: Secrets): NodeJS.ProcessEnv {
     AUTH_SECRET: sec.authSecret,
     // HAProxy appends the address it was connected from (option forwardfor).
     TRUSTED_PROXY_HOPS: '1',
+    // Prometheus scrapes each instance with it (docs/operations.md); also in metricsTokenFile(s).
+    METRICS_TOKEN: metricsToken(sec),
     ...s.passedEnv,
   };
 }
 
+/**
+ * The instances' METRICS_TOKEN, derived from the cluster's AUTH_SECRET (so a cluster made
+ * before metrics existed gets one too), and the file Prometheus reads it from
+ * (`credentials_file`), written with the other secrets' mode.
+ */
+const metricsToken = (sec: Secrets) => createHash('sha256').update(`metrics-token:${sec.authSecret}`).digest('base64url');
+export const metricsTokenFile = (s: State) => path.join(s.dir, 'metrics-token');
+
 /** Starts instance `n` and waits until it serves; returns its pid. */
 export async function startInstance(s: State, sec: Secrets, n: number): Promise<number> {
+  writeFileSync(metricsTokenFile(s), metricsToken(sec), { mode: 0o600 });
   const port = instancePort(s, n);
   if (await portOpen(port)) throw new Error(`port ${port} (instance ${n}) is taken by another program: set CLUSTER_HTTP_PORT`);
   mkdirSync(paths(s).appDir, { recursive: true });

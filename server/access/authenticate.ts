@@ -2,6 +2,7 @@ import type { TokenKind } from '@/lib/tokens';
 import { AppError } from '@/server/errors';
 import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
+import { countFailedKeyAttempt } from '@/server/observability/metrics';
 import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
 import { enforceRateLimit, showRateLimit } from './rate-limit';
 import { wasRevokedElsewhere } from './revocations';
@@ -82,6 +83,7 @@ export async function authenticate(
     verifyToken(ctx.db, credential.kind, credential.presented, undefined, known ? { mayLookUp: async () => !(await exhausted) } : {}),
   ]);
   if (!principal || (blocked && known)) {
+    countFailedKeyAttempt(credential.kind);
     // Throws the 429 once the address is out of failures; until then the answer is the refusal.
     await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
     throw refuse();
@@ -101,6 +103,7 @@ export async function authenticate(
     principal.cached ? wasRevokedElsewhere(tokenId) : false,
   ]);
   if (revoked) {
+    countFailedKeyAttempt(credential.kind);
     forgetVerifiedToken(tokenId);
     throw refuse();
   }

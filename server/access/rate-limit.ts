@@ -1,5 +1,6 @@
 import { AppError } from '@/server/errors';
 import type { RequestContext } from '@/server/http/context';
+import { countRateLimitRefusal } from '@/server/observability/metrics';
 import { consumeRateLimit, peekRateLimit, rateLimitHeaders, type RateLimitBucket } from '@/server/rate-limit';
 
 /**
@@ -20,7 +21,10 @@ export async function enforceRateLimit(
   if ((options.headers !== false && !result.degraded) || !result.allowed) {
     for (const [name, value] of Object.entries(headers)) ctx.setHeader(name, value);
   }
-  if (!result.allowed) throw new AppError('rate_limited', limitMessage(bucket, result.limit, result.windowSeconds, headers['Retry-After']!));
+  if (!result.allowed) {
+    countRateLimitRefusal(bucket);
+    throw new AppError('rate_limited', limitMessage(bucket, result.limit, result.windowSeconds, headers['Retry-After']!));
+  }
 }
 
 /**

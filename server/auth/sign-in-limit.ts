@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '@/db/client';
 import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { countSignInFailure, countSignInRefusal } from '@/server/observability/metrics';
 import { consumeRateLimit, peekRateLimit, processRateLimitStore, type RateLimitResult } from '@/server/rate-limit';
 import { authenticateWithPassword, normalizeEmail } from './users';
 
@@ -100,12 +101,13 @@ async function peekBucket(bucket: 'sign_in_address' | 'sign_in_account', identif
 export async function signInRefusal(address: string, email: string): Promise<LimitRefusal | undefined> {
   const account = accountIdentifier(email);
   const [byAddress, byAccount] = await Promise.all([peekBucket('sign_in_address', address), peekBucket('sign_in_account', account)]);
-  if (!byAddress.allowed) return refusal([byAddress]);
-  if (!byAccount.allowed && !(await isKnownAddress(account, address))) return refusal([byAccount]);
+  if (!byAddress.allowed) return refusal([byAddress], 'sign_in_address');
+  if (!byAccount.allowed && !(await isKnownAddress(account, address))) return refusal([byAccount], 'sign_in_account');
   return undefined;
 }
 
-function refusal(results: RateLimitResult[]): LimitRefusal {
+function refusal(results: RateLimitResult[], bucket: 'sign_in_address' | 'sign_in_account'): LimitRefusal {
+  countSignInRefusal(bucket);
   return { ok: false, reason: 'rate_limited', retryAfterSeconds: retryAfterSeconds(results) };
 }
 
@@ -127,6 +129,7 @@ export async function signInWithPasswordLimited(
   if (refused) return refused;
   const user = await authenticateWithPassword(db, attempt.email, attempt.password);
   if (!user) {
+    countSignInFailure();
     await Promise.all([consumeRateLimit('sign_in_address', attempt.address), consumeRateLimit('sign_in_account', account)]);
     return { ok: false, reason: 'wrong_credentials' };
   }
@@ -142,6 +145,6 @@ export async function signInWithPasswordLimited(
 export async function signUpLimited<T>(address: string, create: () => Promise<T>): Promise<{ ok: true; value: T } | LimitRefusal> {
   // A denied request counts nothing, so one call checks and counts.
   const counted = await consumeRateLimit('sign_in_address', address);
-  if (!counted.allowed) return { ok: false, reason: 'rate_limited', retryAfterSeconds: retryAfterSeconds([counted]) };
+  if (!counted.allowed) return refusal([counted], 'sign_in_address');
   return { ok: true, value: await create() };
 }

@@ -4,6 +4,7 @@ import type { ContractFilters } from '@/db/queries/contracts/filters';
 import type { CallerScope } from '@/server/access/scope';
 import { utcToday } from '@/server/dates';
 import { pagedStream } from '@/server/http/paged-stream';
+import { countExportRows } from '@/server/observability/metrics';
 import { csvHeaderLine, csvLinesWriter, UTF8_BOM, type DateFormat } from './csv';
 import { contractsInPages } from './service';
 import { toDetail, type ExportColumn } from './shape';
@@ -41,7 +42,10 @@ export async function csvExportResponse(
     first: await pages.next(),
     pages,
     head: `${request.bom ? UTF8_BOM : ''}${csvHeaderLine(request.columns)}`,
-    render: (rows) => csvLines(rows.map(toDetail)),
+    render: (rows) => {
+      countExportRows(rows.length);
+      return csvLines(rows.map(toDetail));
+    },
     label: 'export',
     requestId,
   });

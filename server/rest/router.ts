@@ -4,6 +4,7 @@ import { AppError, toAppError } from '@/server/errors';
 import { requestContext, type RequestContext } from '@/server/http/context';
 import { withinDeadline } from '@/server/http/deadline';
 import { rejectQueryParameters } from '@/server/http/query';
+import { recordHttpRequest } from '@/server/observability/metrics';
 import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/server/http/responses';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { serveDocument } from './document';
@@ -31,6 +32,8 @@ const withContext =
 interface Route {
   /** The path as the document writes it. */
   path: string;
+  /** The path below the API's prefix, as the metrics label requests (built once, not per request). */
+  template: string;
   pattern: RegExp;
   /** The methods served, HEAD included for GET. */
   methods: string[];
@@ -72,6 +75,7 @@ function buildRoutes(): Route[] {
   const paths = buildOpenApiDocument('').paths as Record<string, Record<string, unknown>>;
   const documented: Route[] = Object.entries(paths).map(([path, item]) => ({
     path,
+    template: `${API_PREFIX}${path}`,
     methods: withHead(Object.keys(item).map((m) => m.toUpperCase())),
     ...serverOf(path),
   }));
@@ -88,6 +92,15 @@ export function apiRoutes(): readonly Route[] {
 }
 
 export async function handleApiRequest(req: Request): Promise<Response> {
+  const started = performance.now();
+  const matched = { template: 'unmatched' };
+  const response = await answerApiRequest(req, matched);
+  recordHttpRequest({ route: matched.template, method: req.method, status: response.status, durationSeconds: (performance.now() - started) / 1000 });
+  return response;
+}
+
+/** The answer to `req`; `matched.template` becomes its route's template when one matches. */
+async function answerApiRequest(req: Request, matched: { template: string }): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
@@ -95,6 +108,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   if (!route) {
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
+  matched.template = route.template;
   if (!route.methods.includes(req.method)) {
     return route.wrongMethod?.(req, requestId, headers) ?? methodNotAllowed(req.method, route.methods, requestId, headers);
   }

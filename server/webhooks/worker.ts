@@ -20,6 +20,7 @@ import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
 import { utcToday } from '@/server/dates';
 import { describeForLog } from '@/server/errors';
+import { countWebhookDelivery } from '@/server/observability/metrics';
 import { DestinationError, parseDestination, type DestinationPolicy, type Resolver } from './destination';
 import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
@@ -165,16 +166,19 @@ export class WebhookWorker {
         const { scope } = await loadScope(this.db, delivery.userId);
         if (!(await scopeMaySee(this.db, scope, delivery.ownerId, delivery.organizationId))) {
           await skipDelivery(this.db, delivery.id, leaseToken, 'Not sent: you can no longer see this contract.');
+          countWebhookDelivery('skipped');
           return false;
         }
       }
       const outcome = await this.send(delivery);
       await this.record(delivery, leaseToken, outcome);
+      countWebhookDelivery(outcome.ok ? 'succeeded' : 'failed');
       return outcome.ok;
     } catch (error) {
       // The lease expires and the delivery is tried again; the log line carries no secret
       // (describeForLog leaves a failed statement's parameters out).
       this.log(`[webhooks] delivery ${delivery.id} could not be attempted: ${describeForLog(error)}`);
+      countWebhookDelivery('error');
       return false;
     }
   }

@@ -1,0 +1,5 @@
+import { handleMetricsRequest } from '@/server/observability/metrics-endpoint';
+
+// Prometheus text, read afresh on every scrape.
+export const dynamic = 'force-dynamic';
+export const GET = handleMetricsRequest;
