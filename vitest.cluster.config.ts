@@ -8,8 +8,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * which an exact count of 200s in the next file must not meet. Each file must pass on a
  * cluster that nothing broke before it.
  */
-// health.test.ts stops Redis and the primary (and starts them again) before it.
-const LAST = ['health.test.ts', 'consistency.test.ts'];
+// health.test.ts stops Redis and the primary (and starts them again) after it.
+const LAST = ['consistency.test.ts', 'health.test.ts'];
 const rank = (spec: TestSpecification) => LAST.indexOf(path.basename(spec.moduleId)) + 1;
 class FaultsLast extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

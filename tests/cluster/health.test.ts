@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '@/db/seed/demo';
 import { LATEST_MIGRATION } from '@/db/queries/migrations';
 import type { ReadinessReport } from '@/server/health/types';
 import { LIVE_BACKEND, serverStats } from '@/scripts/cluster/haproxy';
 import { instanceNumbers, instancePort, startInstance, stopInstance } from '@/scripts/cluster/instances';
-import { paths, redisUrl } from '@/scripts/cluster/layout';
+import { databaseUrl, paths, redisUrl } from '@/scripts/cluster/layout';
 import { ensurePrograms, type Programs } from '@/scripts/cluster/packages';
 import { ensurePrimary, primaryPid, stopPostgres } from '@/scripts/cluster/postgres';
 import { portOpen, sleep } from '@/scripts/cluster/processes';
@@ -118,6 +119,26 @@ function load() {
   };
 }
 
+/**
+ * Polls until the primary answers a query through PgBouncer as the app's role, on a new
+ * connection each time: the database is back for the app only then (PgBouncer refuses
+ * logins for server_login_retry after a failed one, and Postgres refuses them while it
+ * starts up). The moment it did.
+ */
+async function whenDatabaseAnswers(): Promise<number> {
+  for (;;) {
+    const sql = postgres(databaseUrl(c.state, c.secrets), { max: 1, prepare: false, connect_timeout: 1, onnotice: () => {} });
+    try {
+      await sql`SELECT 1`;
+      return Date.now();
+    } catch {
+      await sleep(50);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  }
+}
+
 /** Polls until `port` accepts connections; the moment it did. */
 async function whenOpen(port: number): Promise<number> {
   while (!(await portOpen(port, 200))) await sleep(20);
@@ -131,6 +152,22 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
     await sleep(100);
   }
   return Date.now() - started;
+}
+
+/**
+ * Waits until 22 concurrent reads through the balancer all answer 200 or 429 (at most
+ * 60 s), so that the files after this one meet a settled cluster; returns how long.
+ * For a few seconds after the primary is back, an occasional request still gets a 503
+ * (08P01 from PgBouncer) although readiness is back.
+ */
+async function settled(): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const answers = await Promise.all(Array.from({ length: 22 }, (_, i) => request(c, '/api/v1/contracts?limit=1', { headers: { 'x-api-key': keys[i % keys.length]!.key } })));
+    if (answers.every((a) => a.status === 200 || a.status === 429)) return Date.now() - started;
+    if (Date.now() - started > 60_000) throw new Error(`the cluster did not settle: ${answers.map((a) => a.status).join(',')}`);
+    await sleep(500);
+  }
 }
 
 const haproxyStatus = async (name: string) => (await serverStats(c.state)).find((sv) => sv.name === name)?.status ?? '';
@@ -260,7 +297,7 @@ describe('readiness on the cluster', () => {
       await waitFor(async () => watch.firstReadiness(503, stoppedAt).every((t) => t !== null), 5_000, 'every instance not ready');
       await sleep(2_000);
       const starting = ensurePrimary(c.state, c.secrets, programs, () => {});
-      openAt = await whenOpen(c.state.ports.primary);
+      openAt = await whenDatabaseAnswers();
       await starting;
       await waitFor(async () => watch.firstReadiness(200, openAt).every((t) => t !== null), 10_000, 'every instance ready again');
       await waitFor(allInRotation, BALANCER_MS, 'every instance back in rotation');
@@ -269,9 +306,10 @@ describe('readiness on the cluster', () => {
       await watch.stop();
       if (primaryPid(c.state) === undefined) await ensurePrimary(c.state, c.secrets, programs, () => {});
     }
+    const settledAfter = await settled();
     const down = watch.firstReadiness(503, stoppedAt);
     const up = watch.firstReadiness(200, openAt);
-    console.log(`[health] primary stopped: not ready after ${down.join(', ')} ms; primary accepting again: ready after ${up.join(', ')} ms`);
+    console.log(`[health] primary stopped: not ready after ${down.join(', ')} ms; primary answering through PgBouncer again: ready after ${up.join(', ')} ms; 22 concurrent reads all 200 ${settledAfter} ms after`);
     expect(down.every((t) => t !== null && t <= WITHIN_MS), `not ready after ${down.join(', ')} ms`).toBe(true);
     expect(up.every((t) => t !== null && t <= WITHIN_MS), `ready again after ${up.join(', ')} ms`).toBe(true);
     const failing = watch.samples.filter((s) => s.path === '/api/health/ready' && s.status === 503).map((s) => s.failing ?? []);
