@@ -127,7 +127,8 @@ function load() {
  */
 async function whenDatabaseAnswers(): Promise<number> {
   for (;;) {
-    const sql = postgres(databaseUrl(c.state, c.secrets), { max: 1, prepare: false, connect_timeout: 1, onnotice: () => {} });
+    // No array types fetched at connect: that fetch, refused by PgBouncer, would be an unhandled rejection.
+    const sql = postgres(databaseUrl(c.state, c.secrets), { max: 1, prepare: false, connect_timeout: 1, fetch_types: false, onnotice: () => {} });
     try {
       await sql`SELECT 1`;
       return Date.now();
