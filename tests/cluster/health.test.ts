@@ -314,7 +314,9 @@ describe('readiness on the cluster', () => {
     expect(down.every((t) => t !== null && t <= WITHIN_MS), `not ready after ${down.join(', ')} ms`).toBe(true);
     expect(up.every((t) => t !== null && t <= WITHIN_MS), `ready again after ${up.join(', ')} ms`).toBe(true);
     const failing = watch.samples.filter((s) => s.path === '/api/health/ready' && s.status === 503).map((s) => s.failing ?? []);
-    expect(failing.every((parts) => parts.includes('database'))).toBe(true);
+    // The database's parts only (the two statements can meet the outage's edge apart: one answered, one refused).
+    expect(failing.filter((parts) => parts.length === 0 || parts.some((part) => part !== 'database' && part !== 'migrations'))).toEqual([]);
+    expect(failing.some((parts) => parts.includes('database'))).toBe(true);
     const liveness = watch.samples.filter((s) => s.path === '/api/health');
     expect(liveness.filter((s) => s.status !== 200)).toEqual([]);
     // Without the database the instances answer 503 with Retry-After themselves; nothing is lost or cut.
