@@ -159,6 +159,28 @@ function replicaState(): ReplicaState | undefined {
   return undefined;
 }
 
+/** The replica as the readiness check reports it (server/health/): a fixed reason, never a driver's message. */
+export type ReplicaStatus =
+  | { configured: false }
+  | { configured: true; inUse: boolean; reason?: 'probing' | 'behind' | 'unreachable' | 'read_failed' };
+
+/** Whether the replica is configured and in use; opens it as a first read would (its probe then decides). */
+export function replicaStatus(): ReplicaStatus {
+  const { url, replicaUrl } = config().database;
+  const state = replicaState();
+  if (!state) return replicaUrl && url ? { configured: true, inUse: false, reason: 'probing' } : { configured: false };
+  if (state.healthy) return { configured: true, inUse: true };
+  // The reasons setHealth is given below, as categories.
+  const reason = state.reason?.startsWith('more than')
+    ? 'behind'
+    : state.reason?.startsWith('a read failed')
+      ? 'read_failed'
+      : state.reason?.startsWith('unreachable')
+        ? 'unreachable'
+        : 'probing';
+  return { configured: true, inUse: false, reason };
+}
+
 function watchReplica(primary: DatabaseHandle, handle: DatabaseHandle, maxLagMs: number): ReplicaState {
   const intervalMs = Math.max(100, Math.floor(maxLagMs / 2));
   // Taken in on its first good probe when the process starts.

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
-import { ensureHaproxy, haproxyPid, serverStats, stopHaproxy } from './haproxy';
+import { ensureHaproxy, haproxyPid, LIVE_BACKEND, serverStats, stopHaproxy } from './haproxy';
 import { ensureBuild, instanceNumbers, instancePid, instancePort, PASSED_ENV, PROJECT_ROOT, startInstance, stopInstance } from './instances';
 import {
   APP_POOL_MAX,
@@ -26,6 +26,7 @@ import { ensurePrograms, installedPrograms, type Programs } from './packages';
 import { ensurePgbouncer, pgbouncerPid, pgbouncerShow, stopPgbouncer } from './pgbouncer';
 import { choosePgRoot, ensurePrimary, ensureReplica, primaryPid, replicaPid, replicationStatus, stopPostgres } from './postgres';
 import { alive, waitUntil } from './processes';
+import { describeReadiness, instanceReadiness } from './readiness';
 import { ensureRedis, redisPid, stopRedis } from './redis';
 
 /** `npm run cluster -- up | down | status | env`: see scripts/cluster/main.ts. */
@@ -191,7 +192,13 @@ export async function status(): Promise<boolean> {
   console.log(`Cluster in ${s.dir}`);
   const haproxy = haproxyPid(s);
   row('HAProxy', haproxy, balancerUrl(s));
-  for (const n of instanceNumbers(s)) row(`app${n}`, instancePid(s, n), `http://127.0.0.1:${instancePort(s, n)}  (log ${path.relative(PROJECT_ROOT, path.join(paths(s).appDir, `instance-${n}.log`))})`);
+  // Each instance's readiness, asked on its own port (all at once: each takes up to a second).
+  const readiness = await Promise.all(instanceNumbers(s).map((n) => (instancePid(s, n) === undefined ? undefined : instanceReadiness(instancePort(s, n)))));
+  for (const n of instanceNumbers(s)) {
+    row(`app${n}`, instancePid(s, n), `http://127.0.0.1:${instancePort(s, n)}  (log ${path.relative(PROJECT_ROOT, path.join(paths(s).appDir, `instance-${n}.log`))})`);
+    const ready = readiness[n - 1];
+    if (ready) console.log(`  ${''.padEnd(10)} readiness: ${describeReadiness(ready)}`);
+  }
   const pgb = pgbouncerPid(s);
   row('PgBouncer', pgb, `127.0.0.1:${s.ports.pgbouncer}  transaction mode, default_pool_size ${PGBOUNCER_DEFAULT_POOL_SIZE}, max_client_conn ${PGBOUNCER_MAX_CLIENT_CONN}`);
   row('Redis', redisPid(s), masked(redisUrl(s, sec)));
@@ -203,6 +210,11 @@ export async function status(): Promise<boolean> {
   if (haproxy !== undefined) {
     const servers = await serverStats(s).catch(() => []);
     console.log(`  HAProxy sees: ${servers.map((sv) => `${sv.name} ${sv.status} (${sv.total} requests)`).join(', ')}`);
+    // When no instance is ready, requests go to the live ones (scripts/cluster/haproxy.ts).
+    if (servers.length > 0 && servers.every((sv) => sv.status !== 'UP')) {
+      const live = await serverStats(s, LIVE_BACKEND).catch(() => []);
+      console.log(`  No instance is ready: requests go to the live ones: ${live.map((sv) => `${sv.name} ${sv.status}`).join(', ') || 'none'}`);
+    }
   }
   if (pgb !== undefined) {
     try {

@@ -11,8 +11,14 @@ import { ourPid, portOpen, run, stopPid, waitUntil } from './processes';
  *
  * - `option forwardfor` appends the address the client connected from to
  *   X-Forwarded-For; the instances read it with TRUSTED_PROXY_HOPS=1.
- * - Health checks every second; an instance is out after two failures, back after two
- *   successes.
+ * - Health checks every second on the instance's readiness (`/api/health/ready`: its
+ *   database, migrations, Redis; docs/operations.md); an instance is out after two
+ *   failures, back after two successes.
+ * - When no instance is ready, a part they all share is down (the database, Redis): rather
+ *   than answer every request with its own 503, HAProxy then sends them to the instances
+ *   that are alive (`/api/health`, backend `app_live`). They serve what they can: without
+ *   Redis every request (rate limits fail open), without the database a 503 of their own
+ *   with Retry-After. An instance that is dead (killed, hung) is out of both.
  * - A request whose instance refused the connection or closed it without answering (killed
  *   mid-request) is sent again to another instance: the API is read-only, so a repeat is
  *   safe (it may count twice against the caller's limit).
@@ -31,10 +37,30 @@ export const haproxyPid = (s: State) => ourPid(pidFile(s), ['haproxy', config(s)
 const envelope = (code: string, message: string) =>
   `'{"success":false,"error":{"code":"${code}","message":"${message}","details":[]},"request_id":"%[unique-id]"}'`;
 
-function cfg(s: State): string {
+/** A backend over every instance, checked on `checkPath`. */
+function backend(s: State, name: string, checkPath: string): string {
   const servers = instanceNumbers(s)
     .map((n) => `  server app${n} 127.0.0.1:${instancePort(s, n)}`)
     .join('\n');
+  return `backend ${name}
+  balance roundrobin
+  option httpchk
+  http-check send meth GET uri ${checkPath}
+  http-check expect status 200
+  default-server check inter 1s fall 2 rise 2
+${servers}
+  http-response set-header X-Served-By %s
+  http-error status 503 content-type application/json lf-string ${envelope('service_unavailable', 'No instance of the API is available. Try again shortly.')} hdr Retry-After 5 hdr X-Request-Id %[unique-id]
+  http-error status 502 content-type application/json lf-string ${envelope('service_unavailable', 'The instance serving this request failed. Try again.')} hdr Retry-After 1 hdr X-Request-Id %[unique-id]
+  http-error status 504 content-type application/json lf-string ${envelope('service_unavailable', 'The request took too long. Try again shortly.')} hdr Retry-After 5 hdr X-Request-Id %[unique-id]
+`;
+}
+
+/** The backend of the ready instances, and of the live ones when none is ready. */
+export const READY_BACKEND = 'app';
+export const LIVE_BACKEND = 'app_live';
+
+function cfg(s: State): string {
   return `# Written by scripts/cluster (npm run cluster).
 global
   maxconn 4096
@@ -56,20 +82,12 @@ defaults
 frontend public
   bind 127.0.0.1:${s.ports.balancer}
   option forwardfor
-  default_backend app
+  # No instance ready (the database or Redis down for all): the live ones answer instead.
+  use_backend ${LIVE_BACKEND} if { nbsrv(${READY_BACKEND}) lt 1 }
+  default_backend ${READY_BACKEND}
 
-backend app
-  balance roundrobin
-  option httpchk
-  http-check send meth GET uri /api/v1/openapi.json
-  http-check expect status 200
-  default-server check inter 1s fall 2 rise 2
-${servers}
-  http-response set-header X-Served-By %s
-  http-error status 503 content-type application/json lf-string ${envelope('service_unavailable', 'No instance of the API is available. Try again shortly.')} hdr Retry-After 5 hdr X-Request-Id %[unique-id]
-  http-error status 502 content-type application/json lf-string ${envelope('service_unavailable', 'The instance serving this request failed. Try again.')} hdr Retry-After 1 hdr X-Request-Id %[unique-id]
-  http-error status 504 content-type application/json lf-string ${envelope('service_unavailable', 'The request took too long. Try again shortly.')} hdr Retry-After 5 hdr X-Request-Id %[unique-id]
-`;
+${backend(s, READY_BACKEND, '/api/health/ready')}
+${backend(s, LIVE_BACKEND, '/api/health')}`;
 }
 
 export async function ensureHaproxy(s: State, programs: Programs, log: (line: string) => void): Promise<void> {
@@ -116,14 +134,14 @@ export interface ServerStat {
   redispatches: number;
 }
 
-/** The backend's servers as HAProxy sees them (`show stat`). */
-export async function serverStats(s: State): Promise<ServerStat[]> {
+/** A backend's servers as HAProxy sees them (`show stat`): the ready instances' by default. */
+export async function serverStats(s: State, backendName: string = READY_BACKEND): Promise<ServerStat[]> {
   const [header, ...rows] = (await haproxyCommand(s, 'show stat')).replace(/^# /, '').trim().split('\n');
   const names = header!.split(',');
   const col = (row: string[], name: string) => row[names.indexOf(name)] ?? '';
   return rows
     .map((line) => line.split(','))
-    .filter((row) => col(row, 'pxname') === 'app' && /^app\d+$/.test(col(row, 'svname')))
+    .filter((row) => col(row, 'pxname') === backendName && /^app\d+$/.test(col(row, 'svname')))
     .map((row) => ({
       name: col(row, 'svname'),
       status: col(row, 'status'),

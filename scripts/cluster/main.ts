@@ -10,7 +10,7 @@ const USAGE = `Usage: npm run cluster [-- up] [--rebuild] [--dist-dir DIR]
   up        start what is not running: Postgres primary and streaming replica, PgBouncer
             (transaction mode), Redis, three \`next start\` instances and HAProxy (default)
   down      stop what \`up\` started, by its pid files; --purge also deletes the data
-  status    what runs where
+  status    what runs where, and each instance's readiness (GET /api/health/ready)
 
   --rebuild        build the app again (into .next-cluster) even if a build exists
   --dist-dir DIR   run the build in DIR instead (e.g. .next after npm run build)

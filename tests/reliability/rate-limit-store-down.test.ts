@@ -169,7 +169,7 @@ describe('Redis going away in the middle of traffic, and coming back', async () 
     expect(Math.max(...during.map((a) => a.ms))).toBeLessThan(storeTimeoutMs + 3_000);
 
     await proxy.restore();
-    // ioredis reconnects in the background (backing off up to 5 s); rate-limit headers
+    // ioredis reconnects in the background (backing off up to 0.5 s); rate-limit headers
     // come back with the first answer of the store.
     let counted = false;
     for (const started = Date.now(); !counted && Date.now() - started < 10_000; ) {
