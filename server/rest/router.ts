@@ -5,6 +5,7 @@ import { requestContext, type RequestContext } from '@/server/http/context';
 import { withinDeadline } from '@/server/http/deadline';
 import { rejectQueryParameters } from '@/server/http/query';
 import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/server/http/responses';
+import { setRequestRoute, traceApiRequest } from '@/server/observability/tracing';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { serveDocument } from './document';
 import { serveExport } from './export';
@@ -87,7 +88,12 @@ export function apiRoutes(): readonly Route[] {
   return routes;
 }
 
-export async function handleApiRequest(req: Request): Promise<Response> {
+/** The API's entry point: the request's span outermost (docs/operations.md, "Traces"), then the router. */
+export function handleApiRequest(req: Request): Promise<Response> {
+  return traceApiRequest(req, routeApiRequest);
+}
+
+async function routeApiRequest(req: Request): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
@@ -95,6 +101,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   if (!route) {
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
+  setRequestRoute(`${API_PREFIX}${route.path}`, `${API_PREFIX}${path}`);
   if (!route.methods.includes(req.method)) {
     return route.wrongMethod?.(req, requestId, headers) ?? methodNotAllowed(req.method, route.methods, requestId, headers);
   }
