@@ -4,7 +4,7 @@
  * instrumentation.ts, which registers a tracer provider only then, and by ./tracing.ts,
  * whose span helpers do nothing at all otherwise.
  */
-export function tracingConfigured(env: NodeJS.ProcessEnv): boolean {
+export function tracingConfigured(env: Readonly<Record<string, string | undefined>>): boolean {
   const set = (name: string) => (env[name]?.trim() ?? '') !== '';
   // @vercel/otel takes any non-empty OTEL_SDK_DISABLED (even "false") as "disabled".
   if (set('OTEL_SDK_DISABLED')) return false;

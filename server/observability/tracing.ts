@@ -64,10 +64,14 @@ export function inSpan<T>(name: string, fn: (span: Span | undefined) => Promise<
   return runInSpan(tracer().startSpan(name, options, parent), parent, fn);
 }
 
-/** Runs `fn` in a span of its own trace (work that no request started: a webhook delivery). */
+/**
+ * Runs `fn` in a span of its own trace: a webhook delivery, which the worker makes outside
+ * any request. One made during a request (a test event sent from Settings) links to it.
+ */
 export function inRootSpan<T>(name: string, fn: (span: Span | undefined) => Promise<T>, options: { kind?: SpanKind; attributes?: Attributes } = {}): Promise<T> {
   if (!TRACING) return fn(undefined);
-  const span = tracer().startSpan(name, { ...options, root: true });
+  const during = trace.getActiveSpan()?.spanContext();
+  const span = tracer().startSpan(name, { ...options, root: true, links: during && trace.isSpanContextValid(during) ? [{ context: during }] : [] });
   return runInSpan(span, context.active(), fn);
 }
 
