@@ -34,7 +34,8 @@ export function statementHook(): StatementHook | undefined {
  * data-modifying CTE (WITH ... INSERT/UPDATE/DELETE) the verb of the outer statement.
  */
 export function operationOf(sqlText: string): string {
-  const first = /^\s*(\w+)/.exec(sqlText)?.[1]?.toUpperCase() ?? 'UNKNOWN';
+  // A union of selects starts with a parenthesis: "(select ...) union all (select ...)".
+  const first = /^[\s(]*(\w+)/.exec(sqlText)?.[1]?.toUpperCase() ?? 'UNKNOWN';
   if (first !== 'WITH') return first;
   // The outer statement comes after the last CTE's closing parenthesis.
   let outer = 'WITH';

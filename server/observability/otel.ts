@@ -19,6 +19,10 @@ export function startTracing(): void {
     serviceName: 'contract-data-api',
     // First, so that the exporters ("auto") see the corrected spans.
     spanProcessors: [new RouteAndRedaction(), 'auto'],
+    // Not its default fetch/http instrumentation: it names each outgoing request's span
+    // after its full URL, and a webhook's URL may hold its receiver's secret in the path.
+    // The app's own spans cover what it calls out to (the rate-limit store, webhooks).
+    instrumentations: [],
   });
 }
 

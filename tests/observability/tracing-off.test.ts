@@ -117,6 +117,7 @@ describe('operationOf', () => {
     expect(operationOf('  insert into x values ($1)')).toBe('INSERT');
     expect(operationOf('WITH claimed AS (SELECT id FROM d FOR UPDATE SKIP LOCKED) UPDATE d SET x = 1 FROM claimed RETURNING d.id')).toBe('UPDATE');
     expect(operationOf('with a as (select 1), b as (select 2) select * from a, b where x in (select 3)')).toBe('SELECT');
+    expect(operationOf('(select "id" from a) union all (select "id" from b) order by 1')).toBe('SELECT');
     expect(operationOf('')).toBe('UNKNOWN');
   });
 });
