@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, request as playwrightRequest, test, type APIRequestContext } from '@playwright/test';
 import { DEMO_USERS } from '@/db/seed/demo';
-import { startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from './support/otlp-receiver';
+import { startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from '../tests/helpers/otlp-receiver';
 import { startOwnServer, type OwnServer } from './support/own-server';
 import { createFeedToken, mintKey, signInOverHttp } from './support/session';
 
