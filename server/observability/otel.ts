@@ -15,6 +15,10 @@ import { registerOTel } from '@vercel/otel';
  * before any span is exported, by the processor below.
  */
 export function startTracing(): void {
+  // @vercel/otel appends "/v1/traces" to the endpoint as it is: "https://otlp.example.com/"
+  // would post to "…//v1/traces", which collectors answer 404.
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint?.endsWith('/')) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint.replace(/\/+$/, '');
   registerOTel({
     serviceName: 'contract-data-api',
     // First, so that the exporters ("auto") see the corrected spans.

@@ -42,7 +42,8 @@ let handle: DatabaseHandle;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
+  // With a trailing slash, as people write it (the SDK would post to "//v1/traces").
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `${receiver.endpoint}/`;
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
   process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
   startTracing();
