@@ -1,9 +1,16 @@
 /**
- * Runs once when the server starts. On Node.js it validates the configuration, so a
- * wrong environment variable stops `next start` with a message that names it.
+ * Runs once when the server starts. On Node.js it registers OpenTelemetry when an OTLP
+ * endpoint is configured (nothing at all otherwise: docs/operations.md, "Traces"), then
+ * validates the configuration, so a wrong environment variable stops `next start` with a
+ * message that names it, and starts the webhook worker.
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME === 'nodejs') {
+    const { tracingConfigured } = await import('./server/observability/tracing-config');
+    if (tracingConfigured(process.env)) {
+      const { startTracing } = await import('./server/observability/otel');
+      startTracing();
+    }
     await import('./server/startup');
   }
 }

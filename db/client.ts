@@ -4,6 +4,7 @@ import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
 import * as schema from './schema';
+import { operationOf, statementHook } from './statement-hook';
 
 /**
  * Opening a database and running statements on it. This layer takes its settings as
@@ -285,8 +286,16 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
  * the two drivers parse other types differently.
  */
 export async function executeRows<T>(db: Database, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown;
+  const hook = statementHook();
+  const result = (await (hook ? hook({ name: undefined, operation: operationOfSql(query) }, () => db.execute(query)) : db.execute(query))) as unknown;
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+/** The operation of a SQL template from its first literal part (its text is not built here). */
+function operationOfSql(query: SQL): string {
+  const first = query.queryChunks[0] as { value?: unknown } | undefined;
+  const text = Array.isArray(first?.value) ? first.value.join('') : '';
+  return operationOf(text);
 }
 
 /** A query whose parameters are `sql.placeholder()`s, as Drizzle's select builders are. */
@@ -370,9 +379,25 @@ function runPrepared<TResult>(db: Database, statement: Statement<TResult>): Prom
     installFlatRowMapper(prepared);
     cache.set(statement.name, prepared);
   }
+  const run = prepared;
   const done = (globalThis as WithStatementObserver)[STATEMENT_OBSERVER]?.(db);
-  const running = prepared.execute(statement.values) as Promise<TResult>;
+  // Tracing (db/statement-hook.ts): undefined unless server/ turned it on.
+  const hook = statementHook();
+  const running = hook
+    ? hook({ name: statement.name, operation: preparedOperation(run) }, () => run.execute(statement.values) as Promise<TResult>)
+    : (run.execute(statement.values) as Promise<TResult>);
   return done ? observed(running, done) : running;
+}
+
+const OPERATIONS = new WeakMap<Prepared, string>();
+/** The operation of a prepared statement, read once from the SQL text Drizzle built for it. */
+function preparedOperation(prepared: Prepared): string {
+  let operation = OPERATIONS.get(prepared);
+  if (operation === undefined) {
+    operation = operationOf((prepared as { queryString?: string }).queryString ?? '');
+    OPERATIONS.set(prepared, operation);
+  }
+  return operation;
 }
 
 /**

@@ -3,6 +3,7 @@ import { AppError } from '@/server/errors';
 import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
 import { countFailedKeyAttempt } from '@/server/observability/metrics';
+import { inSpan } from '@/server/observability/tracing';
 import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
 import { enforceRateLimit, showRateLimit } from './rate-limit';
 import { wasRevokedElsewhere } from './revocations';
@@ -77,10 +78,20 @@ export async function authenticate(
   // gets 429 whatever it sends, so its token is not looked up: a blocked guesser costs no
   // database work (a token in this process's cache needs none and does not wait for the
   // answer). In the shared bucket a correct token must still be served, so it is looked up.
-  const exhausted = isRateLimitExhausted('auth_failure', ctx.clientAddress);
+  const exhausted = inSpan('rate_limit check', async (span) => {
+    span?.setAttribute('app.rate_limit.bucket', 'auth_failure');
+    const result = await isRateLimitExhausted('auth_failure', ctx.clientAddress);
+    span?.setAttribute('app.rate_limit.exhausted', result);
+    return result;
+  });
   const [blocked, principal] = await Promise.all([
     exhausted,
-    verifyToken(ctx.db, credential.kind, credential.presented, undefined, known ? { mayLookUp: async () => !(await exhausted) } : {}),
+    // The key check's span: the token's kind and the outcome, never the token or its hash.
+    inSpan('verify token', async (span) => {
+      const verified = await verifyToken(ctx.db, credential.kind, credential.presented, undefined, known ? { mayLookUp: async () => !(await exhausted) } : {});
+      span?.setAttributes({ 'app.token.kind': credential.kind, 'app.token.valid': verified !== undefined, 'app.token.cached': verified?.cached ?? false });
+      return verified;
+    }),
   ]);
   if (!principal || (blocked && known)) {
     countFailedKeyAttempt(credential.kind);

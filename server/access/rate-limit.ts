@@ -1,6 +1,7 @@
 import { AppError } from '@/server/errors';
 import type { RequestContext } from '@/server/http/context';
 import { countRateLimitRefusal } from '@/server/observability/metrics';
+import { inSpan } from '@/server/observability/tracing';
 import { consumeRateLimit, peekRateLimit, rateLimitHeaders, type RateLimitBucket } from '@/server/rate-limit';
 
 /**
@@ -14,7 +15,17 @@ export async function enforceRateLimit(
   identifier: string,
   options: { headers?: boolean } = {},
 ): Promise<void> {
-  const result = await consumeRateLimit(bucket, identifier);
+  // The span names the bucket and the outcome, never the identifier (a client address, a key's id).
+  const result = await inSpan('rate_limit consume', async (span) => {
+    const consumed = await consumeRateLimit(bucket, identifier);
+    span?.setAttributes({
+      'app.rate_limit.bucket': bucket,
+      'app.rate_limit.allowed': consumed.allowed,
+      'app.rate_limit.remaining': consumed.remaining,
+      'app.rate_limit.degraded': Boolean(consumed.degraded),
+    });
+    return consumed;
+  });
   const headers = rateLimitHeaders(result, Date.now(), bucket);
   // When the store is unreachable the request is served without a limit (fail open);
   // its counts are unknown then, so no invented rate-limit headers are sent.
@@ -32,7 +43,10 @@ export async function enforceRateLimit(
  * does not count (a 304), which still tells the client where it stands, as GitHub's do.
  */
 export async function showRateLimit(ctx: Pick<RequestContext, 'setHeader'>, bucket: RateLimitBucket, identifier: string): Promise<void> {
-  const state = await peekRateLimit(bucket, identifier);
+  const state = await inSpan('rate_limit peek', async (span) => {
+    span?.setAttribute('app.rate_limit.bucket', bucket);
+    return peekRateLimit(bucket, identifier);
+  });
   if (state.degraded) return;
   // Not a denial, so no Retry-After, even with nothing left.
   for (const [name, value] of Object.entries(rateLimitHeaders({ ...state, allowed: true }, Date.now(), bucket))) ctx.setHeader(name, value);

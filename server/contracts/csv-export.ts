@@ -5,6 +5,7 @@ import type { CallerScope } from '@/server/access/scope';
 import { utcToday } from '@/server/dates';
 import { pagedStream } from '@/server/http/paged-stream';
 import { countExportRows } from '@/server/observability/metrics';
+import { tracedPages } from '@/server/observability/tracing';
 import { csvHeaderLine, csvLinesWriter, UTF8_BOM, type DateFormat } from './csv';
 import { contractsInPages } from './service';
 import { toDetail, type ExportColumn } from './shape';
@@ -36,7 +37,8 @@ export async function csvExportResponse(
   requestId: string,
   responseHeaders: Headers,
 ): Promise<Response> {
-  const pages = contractsInPages(db, scope, request.filters, PAGE_SIZE, request.sort);
+  // With tracing on, a span per page read, with its row count (docs/operations.md, "Traces").
+  const pages = tracedPages(contractsInPages(db, scope, request.filters, PAGE_SIZE, request.sort), 'export page', (rows) => rows.length);
   const csvLines = csvLinesWriter(request.columns, request.dateFormat);
   const stream = pagedStream({
     first: await pages.next(),

@@ -10,6 +10,7 @@ import { withinDeadline } from '@/server/http/deadline';
 import { htmlMessageResponse } from '@/server/http/html-message';
 import { apiHeaders, newRequestId } from '@/server/http/responses';
 import { isCrossSiteNavigation } from '@/server/http/same-origin';
+import { traceRoute } from '@/server/observability/tracing';
 import { csvExportResponse } from './csv-export';
 import { parseListParams } from './list-params';
 import { toContractFilters, toSort } from './query';
@@ -28,7 +29,11 @@ import { toContractFilters, toSort } from './query';
  * an unavailable database). The file starts with a UTF-8 byte order mark, because a file
  * downloaded from a browser is usually opened in Excel, which needs it to read accents.
  */
-export async function serveContractsDownload(req: Request, user: SessionUser | undefined): Promise<Response> {
+export function serveContractsDownload(req: Request, user: SessionUser | undefined): Promise<Response> {
+  return traceRoute(req, '/contracts/export', (traced) => serveDownload(traced, user));
+}
+
+async function serveDownload(req: Request, user: SessionUser | undefined): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
   const params = searchParamsOf(new URL(req.url));

@@ -6,6 +6,7 @@ import { withinDeadline } from '@/server/http/deadline';
 import { rejectQueryParameters } from '@/server/http/query';
 import { recordHttpRequest } from '@/server/observability/metrics';
 import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/server/http/responses';
+import { setRequestRoute, traceApiRequest } from '@/server/observability/tracing';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { serveDocument } from './document';
 import { serveExport } from './export';
@@ -91,16 +92,21 @@ export function apiRoutes(): readonly Route[] {
   return routes;
 }
 
-export async function handleApiRequest(req: Request): Promise<Response> {
+/** The API's entry point: the request's span outermost (docs/operations.md, "Traces"), then its metrics, then the router. */
+export function handleApiRequest(req: Request): Promise<Response> {
+  return traceApiRequest(req, measureApiRequest);
+}
+
+async function measureApiRequest(req: Request): Promise<Response> {
   const started = performance.now();
   const matched = { template: 'unmatched' };
-  const response = await answerApiRequest(req, matched);
+  const response = await routeApiRequest(req, matched);
   recordHttpRequest({ route: matched.template, method: req.method, status: response.status, durationSeconds: (performance.now() - started) / 1000 });
   return response;
 }
 
 /** The answer to `req`; `matched.template` becomes its route's template when one matches. */
-async function answerApiRequest(req: Request, matched: { template: string }): Promise<Response> {
+async function routeApiRequest(req: Request, matched: { template: string }): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
@@ -109,6 +115,7 @@ async function answerApiRequest(req: Request, matched: { template: string }): Pr
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
   matched.template = route.template;
+  setRequestRoute(`${API_PREFIX}${route.path}`, `${API_PREFIX}${path}`);
   if (!route.methods.includes(req.method)) {
     return route.wrongMethod?.(req, requestId, headers) ?? methodNotAllowed(req.method, route.methods, requestId, headers);
   }

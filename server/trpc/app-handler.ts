@@ -7,13 +7,18 @@ import { INTERNAL_BODY_LIMIT, readBoundedBody } from '@/server/http/body';
 import { requestContext } from '@/server/http/context';
 import { errorResponse, newRequestId } from '@/server/http/responses';
 import { isSameOriginRequest } from '@/server/http/same-origin';
+import { traceRoute } from '@/server/observability/tracing';
 import { internalRouter } from './root';
 
 /**
  * The app's own tRPC endpoint (/api/trpc), used by the settings pages with the session
  * cookie. It serves the internal router only: the REST API's procedures are not here.
  */
-export async function handleAppTrpcRequest(req: Request): Promise<Response> {
+export function handleAppTrpcRequest(req: Request): Promise<Response> {
+  return traceRoute(req, '/api/trpc/{procedure}', serveAppTrpcRequest);
+}
+
+async function serveAppTrpcRequest(req: Request): Promise<Response> {
   const requestId = newRequestId();
   if (req.method !== 'GET' && !isSameOriginRequest(req)) {
     return errorResponse(new AppError('forbidden', 'Cross-site request refused.'), requestId);

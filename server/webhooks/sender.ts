@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { DELIVERY_TIMEOUT_SECONDS, RESPONSE_EXCERPT_BYTES } from '@/lib/webhooks';
+import { inRootSpan, traceContextHeaders } from '@/server/observability/tracing';
 import { DestinationError, resolveDestination, systemResolver, type DestinationPolicy, type Resolver } from './destination';
 
 /**
@@ -31,7 +33,34 @@ export interface SendOptions {
 
 const USER_AGENT = 'ContractDataAPI-Webhooks/1.0 (+https://www.standardwebhooks.com/)';
 
-export async function sendWebhook(url: URL, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+/**
+ * With tracing on, each attempt is the root span of a trace of its own (the worker runs
+ * outside any request) and the request carries its W3C `traceparent`, so a receiver that
+ * traces can join it. The span records the host and port, never the URL (its path or
+ * query may hold the receiver's own secret), and the answer's status.
+ */
+export function sendWebhook(url: URL, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+  return inRootSpan(
+    'POST webhook',
+    async (span) => {
+      const result = await attempt(url, { ...headers, ...traceContextHeaders() }, body, options);
+      if (span) {
+        if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+        if (!result.ok) {
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          span.setAttribute('error.type', result.statusCode === null ? 'network' : String(result.statusCode));
+        }
+      }
+      return result;
+    },
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': 'POST', 'server.address': url.hostname, 'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80) },
+    },
+  );
+}
+
+async function attempt(url: URL, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_SECONDS * 1000;

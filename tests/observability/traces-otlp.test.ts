@@ -1,0 +1,187 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import { setStatementHook } from '@/db/statement-hook';
+import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { setProcessDatabase } from '@/server/database';
+import { normalizeAddress } from '@/server/http/client-address';
+import { startTracing } from '@/server/observability/otel';
+import { currentTraceId, traceApiRequest } from '@/server/observability/tracing';
+import { handleApiRequest } from '@/server/rest/router';
+import { sendWebhook } from '@/server/webhooks/sender';
+import { apiRequest, CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
+import { configureForFile } from '../helpers/config';
+import { createTestDatabase, describeDriver } from '../helpers/db';
+import { startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from '../helpers/otlp-receiver';
+import { newApiKey } from '../helpers/tokens';
+
+/**
+ * The app's spans as a collector receives them, on both database drivers: the SDK that
+ * instrumentation.ts registers (server/observability/otel.ts, @vercel/otel) exports
+ * OTLP/JSON to a real OTLP/HTTP receiver this file starts, while requests go through the
+ * API's router as the App Router hands them over. Outside Next.js the request's span is
+ * the trace's root (or continues an incoming traceparent). e2e/traces.spec.ts checks the
+ * same under `next start`, with Next.js's spans.
+ */
+
+// The span helpers read the switch once, when their module loads (before this file's
+// body runs): an endpoint must be set by then. The receiver's own address is set before
+// the SDK starts, which is when the exporter reads it.
+const saved = vi.hoisted(() => {
+  const previous = { ...process.env };
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:9';
+  return previous;
+});
+
+configureForFile({ ...PROXY_CLIENT_ADDRESS });
+
+let receiver: OtlpReceiver;
+let handle: DatabaseHandle;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  // With a trailing slash, as people write it (the SDK would post to "//v1/traces").
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `${receiver.endpoint}/`;
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
+  startTracing();
+  handle = await createTestDatabase();
+  setProcessDatabase(handle);
+  await seedDemo(handle.db);
+});
+
+afterAll(async () => {
+  trace.disable();
+  context.disable();
+  propagation.disable();
+  setStatementHook(undefined);
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY']) {
+    if (saved[name] === undefined) delete process.env[name];
+    else process.env[name] = saved[name];
+  }
+  await handle?.close();
+  await receiver?.close();
+});
+
+/** The spans of the trace of `traceId` once `ready` holds for them. */
+async function spansOf(traceId: string, ready: (spans: ExportedSpan[]) => boolean): Promise<ExportedSpan[]> {
+  let spans: ExportedSpan[] = [];
+  await vi.waitFor(
+    () => {
+      spans = receiver.spans().filter((s) => s.traceId === traceId);
+      if (!ready(spans)) throw new Error(`trace ${traceId}: ${spans.length} spans so far`);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  return spans;
+}
+
+function children(of: ExportedSpan, spans: ExportedSpan[]): ExportedSpan[] {
+  const below = new Set([of.spanId]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const s of spans) {
+      if (s.parentSpanId && below.has(s.parentSpanId) && !below.has(s.spanId)) {
+        below.add(s.spanId);
+        grew = true;
+      }
+    }
+  }
+  return spans.filter((s) => s !== of && below.has(s.spanId));
+}
+
+const requestSpanOf = (spans: ExportedSpan[]) => spans.find((s) => s.attributes['http.route'] !== undefined);
+
+describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
+  it('a list request: the server span with its route, status and client address; the key check, the rate limit and each statement below it', async () => {
+    const { key } = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'traces' });
+    // An incoming trace context is continued: the request's span is its child.
+    const parentTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parentSpanId = '00f067aa0ba902b7';
+    const search = 'needle-7c41e2';
+    const res = await handleApiRequest(
+      apiRequest('GET', `/contracts?q=${search}&limit=3`, { key, headers: { traceparent: `00-${parentTraceId}-${parentSpanId}-01` } }),
+    );
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+
+    const spans = await spansOf(parentTraceId, (s) => s.some((span) => span.attributes['http.route']) && s.some((span) => span.name === 'rate_limit consume'));
+    const request = requestSpanOf(spans)!;
+    expect(request.parentSpanId).toBe(parentSpanId);
+    expect(request.kind).toBe(2); // server: no Next.js span above it here
+    expect(request.name).toBe('GET /api/v1/contracts');
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/api/v1/contracts',
+      'http.response.status_code': 200,
+      // X-Real-IP through the configured proxy header, by its /64 (the rate limiter's bucket).
+      'client.address': normalizeAddress(CLIENT_ADDRESS),
+      'url.path': '/api/v1/contracts',
+    });
+    const below = children(request, spans);
+    expect(below.find((s) => s.name === 'verify token')?.attributes).toMatchObject({ 'app.token.kind': 'api_key', 'app.token.valid': true, 'app.token.cached': false });
+    expect(below.find((s) => s.name === 'rate_limit consume')?.attributes).toMatchObject({ 'app.rate_limit.bucket': 'general', 'app.rate_limit.allowed': true });
+    const statements = below.filter((s) => s.attributes['db.system.name'] === 'postgresql');
+    expect(statements.map((s) => s.attributes['db.statement.name'])).toEqual(expect.arrayContaining(['access-tokens.by-hash', 'memberships.of-user']));
+    for (const s of statements) {
+      expect(s.attributes['db.operation.name']).toBe('SELECT');
+      expect(s.name).toBe(`SELECT ${s.attributes['db.statement.name']}`);
+    }
+    // A page and its count ran, named after their shapes.
+    expect(statements.some((s) => String(s.attributes['db.statement.name']).startsWith('contracts.page'))).toBe(true);
+    expect(receiver.raw()).not.toContain(search);
+    expect(receiver.raw()).not.toContain(key);
+  });
+
+  it("an export: a span per page with its row count, inside the request's span, which ends when the file is read", async () => {
+    const { key } = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'traces export' });
+    const res = await handleApiRequest(apiRequest('POST', '/contracts/export', { key, body: '{}', headers: { 'content-type': 'application/json' } }));
+    expect(res.status).toBe(200);
+    const rows = (await res.text()).split('\r\n').filter(Boolean).length - 1;
+    const exportSpan = () => receiver.spans().find((s) => s.attributes['http.route'] === '/api/v1/contracts/export');
+    await vi.waitFor(() => expect(exportSpan()).toBeDefined(), { timeout: 10_000 });
+    const spans = await spansOf(exportSpan()!.traceId, (s) => s.filter((span) => span.name === 'export page').length >= 2);
+    const request = exportSpan()!;
+    const pages = children(request, spans).filter((s) => s.name === 'export page');
+    expect(pages.reduce((sum, p) => sum + Number(p.attributes['app.page.rows']), 0)).toBe(rows);
+    expect(pages.at(-1)?.attributes['app.page.rows']).toBe(0);
+  });
+
+  it('the trace id is the active one inside the request (what the log line reads)', async () => {
+    let inside: { ours?: string; api?: string } = {};
+    const res = await traceApiRequest(apiRequest('GET', '/openapi.json'), async () => {
+      inside = { ours: currentTraceId(), api: trace.getActiveSpan()?.spanContext().traceId };
+      return new Response('{}', { status: 200 });
+    });
+    await res.text();
+    expect(inside.ours).toMatch(/^[0-9a-f]{32}$/);
+    expect(inside.api).toBe(inside.ours);
+    await spansOf(inside.ours!, (s) => s.length === 1);
+    expect(currentTraceId()).toBeUndefined();
+  });
+
+  it("a webhook delivery is a root span whose traceparent the receiver gets, without the URL's path", async () => {
+    let received: IncomingHttpHeaders | undefined;
+    const server = createServer((req, res) => {
+      received = req.headers;
+      req.resume().on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/secret-path-3f9a`);
+      const result = await sendWebhook(url, { 'webhook-id': 'msg_1' }, '{}', { policy: { allowPrivate: true, allowHttp: true } });
+      expect(result.ok).toBe(true);
+      const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(received?.traceparent)) ?? [];
+      expect(traceId).toBeDefined();
+      const [delivery] = await spansOf(traceId!, (s) => s.some((span) => span.spanId === spanId));
+      expect(delivery).toMatchObject({ name: 'POST webhook', kind: 3, parentSpanId: undefined });
+      expect(delivery!.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'http.response.status_code': 204 });
+      expect(receiver.raw()).not.toContain('secret-path-3f9a');
+    } finally {
+      server.close();
+    }
+  });
+});
