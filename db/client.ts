@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
+import { postgresJsUrl } from './connection-url';
 import * as schema from './schema';
 
 /**
@@ -36,7 +37,8 @@ export async function openPostgres(
 ): Promise<DatabaseHandle> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
-  const pool = postgres(url, {
+  // Neon's URLs carry libpq-only keywords that postgres.js would send as startup parameters.
+  const pool = postgres(postgresJsUrl(url), {
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     // Idle connections are closed so that a database restart heals on its own.
