@@ -54,9 +54,9 @@ const nextConfig = {
   // `output: 'standalone'`) must carry; `npm run vercel:check` checks they are there.
   // Keys match routes anywhere in their path (Next.js matches with `contains`).
   outputFileTracingIncludes: {
-    // db/migrations: the readiness check compares the applied migrations with the journal,
-    // and the embedded database applies them. The tracer also finds the folder through
-    // db/client.ts's path.join(process.cwd(), ...), but only while the code reads it that way.
+    // db/migrations: db/client.ts applies the SQL files from this folder by path (every open
+    // of the embedded database). The tracer finds the folder through its
+    // path.join(process.cwd(), ...) too, but only while the code reads it that way.
     '/api/**': ['./db/migrations/*.sql', './db/migrations/meta/_journal.json'],
     // The API reference's bundle is read from node_modules (server/docs/scalar-bundle.ts).
     '/docs/api': ['./node_modules/@scalar/api-reference/package.json'],

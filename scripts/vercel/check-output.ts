@@ -43,7 +43,7 @@ console.log('Files checked: sizes, run-time files (migrations, Scalar bundle) an
 
 if (!staticOnly) {
   console.log('\nEach function that reads files at run time, served alone from its traced files:');
-  const results = await smokeFunctions(outputDir, projectDir, appSmokePlan(projectDir));
+  const results = await smokeFunctions(outputDir, projectDir, appSmokePlan(projectDir, outputDir));
   for (const r of results) console.log(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.route}: GET ${r.request} -> ${r.ok ? r.detail : 'see below'}`);
   const failed = results.filter((r) => !r.ok);
   if (failed.length > 0) fail('Functions that fail on their own traced files', failed.map((r) => `${r.route}: GET ${r.request}: ${r.detail}`));

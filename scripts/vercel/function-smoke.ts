@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -163,7 +163,7 @@ function lastLines(text: string, count: number): string {
 export const SMOKE_CRON_SECRET = randomBytes(24).toString('base64url');
 
 /** What this app's functions must answer from their own files alone. */
-export function appSmokePlan(projectDir: string): Record<string, SmokeRequest[]> {
+export function appSmokePlan(projectDir: string, outputDir: string): Record<string, SmokeRequest[]> {
   const { version } = JSON.parse(readFileSync(path.join(projectDir, 'node_modules/@scalar/api-reference/package.json'), 'utf8')) as { version: string };
   const bundle = `scalar-api-reference-${version}.js`;
   return {
@@ -173,5 +173,9 @@ export function appSmokePlan(projectDir: string): Record<string, SmokeRequest[]>
     // Scalar's package.json (the versioned name) and its standalone bundle, from the function's node_modules.
     'docs/api': [{ path: '/docs/api', status: 200, contains: `/docs/api/assets/${bundle}` }],
     'docs/api/assets/[file]': [{ path: `/docs/api/assets/${bundle}`, status: 200, minBytes: 1_000_000 }],
+    // Readiness, where the build has it: the embedded database migrated to the latest migration this build knows.
+    ...(existsSync(path.join(outputDir, 'functions', 'api/health/ready.func'))
+      ? { 'api/health/ready': [{ path: '/api/health/ready', status: 200, contains: '"migrations"' }] }
+      : {}),
   };
 }

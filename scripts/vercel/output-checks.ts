@@ -61,7 +61,7 @@ export function migrationFiles(projectDir: string): string[] {
 export const RUNTIME_FILES: RuntimeFiles[] = [
   {
     what: 'the SQL migrations and their journal',
-    why: 'read at run time: the readiness check compares the applied migrations with the latest the build knows, and the embedded database applies them',
+    why: 'db/client.ts applies them from db/migrations by path at run time: every open of the embedded database, and any migration run from a function',
     servesRoute: (route) => route.startsWith('api/'),
     mustExist: ['api/v1/[[...path]]', 'api/cron/webhooks'],
     files: migrationFiles,
