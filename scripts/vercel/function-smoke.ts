@@ -24,6 +24,8 @@ export interface SmokeRequest {
   /** Text the body must contain, or its least size in bytes. */
   contains?: string;
   minBytes?: number;
+  /** Asked again, a second apart, until it answers as expected or this long has passed (a probe that turns ready). */
+  retryForMs?: number;
 }
 
 export interface SmokeResult {
@@ -104,6 +106,16 @@ async function check(port: number, request: SmokeRequest): Promise<{ ok: boolean
   return { ok: problems.length === 0, detail: problems.length ? problems.join('; ') : `${res.status}, ${body.byteLength} bytes` };
 }
 
+/** One request; a failure to get an answer at all is a failed check too (with fetch's cause, which says why). */
+async function attempt(port: number, request: SmokeRequest): Promise<{ ok: boolean; detail: string }> {
+  try {
+    return await check(port, request);
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message;
+    return { ok: false, detail: `${(error as Error).message}${cause ? ` (${cause})` : ''}` };
+  }
+}
+
 /**
  * Serves each route's function (once per function, however many routes share it) and
  * sends it the requests listed for that route.
@@ -131,14 +143,15 @@ export async function smokeFunctions(outputDir: string, projectDir: string, plan
       });
       for (const route of routes) {
         for (const request of plan[route] ?? []) {
-          try {
-            const result = await check(served.port, request);
-            // The function's own log says why (a missing file shows as ENOENT there).
-            if (!result.ok) result.detail += `\n    function output:\n${lastLines(served.output(), 20)}`;
-            results.push({ route, request: request.path, ...result });
-          } catch (error) {
-            results.push({ route, request: request.path, ok: false, detail: `${(error as Error).message}\n    function output:\n${lastLines(served.output(), 20)}` });
+          const giveUpAt = Date.now() + (request.retryForMs ?? 0);
+          let result = await attempt(served.port, request);
+          while (!result.ok && Date.now() < giveUpAt) {
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            result = await attempt(served.port, request);
           }
+          // The function's own log says why (a missing file shows as ENOENT there).
+          if (!result.ok) result.detail += `\n    function output:\n${lastLines(served.output(), 20)}`;
+          results.push({ route, request: request.path, ...result });
         }
       }
     } catch (error) {
@@ -173,9 +186,11 @@ export function appSmokePlan(projectDir: string, outputDir: string): Record<stri
     // Scalar's package.json (the versioned name) and its standalone bundle, from the function's node_modules.
     'docs/api': [{ path: '/docs/api', status: 200, contains: `/docs/api/assets/${bundle}` }],
     'docs/api/assets/[file]': [{ path: `/docs/api/assets/${bundle}`, status: 200, minBytes: 1_000_000 }],
-    // Readiness, where the build has it: the embedded database migrated to the latest migration this build knows.
+    // Readiness, where the build has it: the embedded database migrated to the latest
+    // migration this build knows. Opening it the first time (initdb) takes longer than a
+    // check's 1 s budget: 503 until then.
     ...(existsSync(path.join(outputDir, 'functions', 'api/health/ready.func'))
-      ? { 'api/health/ready': [{ path: '/api/health/ready', status: 200, contains: '"migrations"' }] }
+      ? { 'api/health/ready': [{ path: '/api/health/ready', status: 200, contains: '"migrations":{"status":"ok"', retryForMs: 60_000 }] }
       : {}),
   };
 }
