@@ -14,7 +14,8 @@ import path from 'node:path';
  *
  * The database is the embedded one, in a temporary directory: opening it applies the
  * migrations from the function's own copy of db/migrations, so a request that reads a
- * table proves they travelled with the function.
+ * table proves they travelled with the function. VERCEL=1 is left unset for that reason:
+ * on Vercel the app refuses the embedded database and wants a shared rate-limit store.
  */
 
 export interface SmokeRequest {
