@@ -5,7 +5,7 @@ const config = [
   ...nextCoreWebVitals,
   ...nextTypescript,
   {
-    ignores: ['.next/**', '.next-*/**', 'scripts/bench/next-floor/.next*/**', 'node_modules/**', '.data/**', 'db/migrations/**', 'next-env.d.ts', 'test-results/**', 'playwright-report/**', 'bench-results/**'],
+    ignores: ['.next/**', '.next-*/**', '.vercel/**', 'scripts/bench/next-floor/.next*/**', 'node_modules/**', '.data/**', 'db/migrations/**', 'next-env.d.ts', 'test-results/**', 'playwright-report/**', 'bench-results/**'],
   },
   {
     rules: {

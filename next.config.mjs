@@ -50,8 +50,15 @@ const nextConfig = {
   distDir: process.env.NEXT_DIST_DIR || '.next',
   reactStrictMode: true,
   typedRoutes: false,
-  // The API reference's bundle is read from node_modules at run time (server/docs/scalar-bundle.ts).
+  // Files read at run time by path, which a deployment that traces files (Vercel,
+  // `output: 'standalone'`) must carry; `npm run vercel:check` checks they are there.
+  // Keys match routes anywhere in their path (Next.js matches with `contains`).
   outputFileTracingIncludes: {
+    // db/migrations: db/client.ts applies the SQL files from this folder by path (every open
+    // of the embedded database). The tracer finds the folder through its
+    // path.join(process.cwd(), ...) too, but only while the code reads it that way.
+    '/api/**': ['./db/migrations/*.sql', './db/migrations/meta/_journal.json'],
+    // The API reference's bundle is read from node_modules (server/docs/scalar-bundle.ts).
     '/docs/api': ['./node_modules/@scalar/api-reference/package.json'],
     '/docs/api/assets/[file]': [
       './node_modules/@scalar/api-reference/package.json',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
+import { postgresJsUrl } from './connection-url';
 import * as schema from './schema';
 import { operationOf, statementHook } from './statement-hook';
 
@@ -57,7 +58,8 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const behindPooler = options.behindPooler ?? options.prepare === false;
   const applicationName = options.applicationName ?? 'contract-data-api';
-  const pool = postgres(url, {
+  // Neon's URLs carry libpq-only keywords that postgres.js would send as startup parameters.
+  const pool = postgres(postgresJsUrl(url), {
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     // Idle connections are closed so that a database restart heals on its own.
@@ -128,7 +130,7 @@ function listenerOn(postgres: PostgresFactory, url: string, applicationName: str
   let opened: Sql | undefined;
   return {
     get: (): Sql =>
-      (opened ??= postgres(url, {
+      (opened ??= postgres(postgresJsUrl(url), {
         max: 1,
         connect_timeout: 5,
         backoff: reconnectBackoff,
