@@ -10,6 +10,7 @@ import { withinDeadline } from '@/server/http/deadline';
 import { htmlMessageResponse } from '@/server/http/html-message';
 import { apiHeaders, newRequestId } from '@/server/http/responses';
 import { isCrossSiteNavigation } from '@/server/http/same-origin';
+import { setRequestErrorCode } from '@/server/observability/request';
 import { csvExportResponse } from './csv-export';
 import { parseListParams } from './list-params';
 import { toContractFilters, toSort } from './query';
@@ -40,6 +41,7 @@ export async function serveContractsDownload(req: Request, user: SessionUser | u
   const failure = (error: AppError) => {
     // As the API's 503: worth retrying in a few seconds.
     if (error.code === 'service_unavailable') headers.set('Retry-After', '5');
+    setRequestErrorCode(error.code);
     return htmlMessageResponse(messageOf(error, headers, listHref, requestId), headers);
   };
   return withinDeadline(

@@ -5,6 +5,7 @@ import { requestContext, type RequestContext } from '@/server/http/context';
 import { withinDeadline } from '@/server/http/deadline';
 import { rejectQueryParameters } from '@/server/http/query';
 import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/server/http/responses';
+import { setRequestRoute } from '@/server/observability/request';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { serveDocument } from './document';
 import { serveExport } from './export';
@@ -92,6 +93,9 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
   const route = apiRoutes().find((r) => r.pattern.test(path));
+  // The template, never the path: a feed's path holds its token, and paths with ids would
+  // make one route of every contract.
+  if (route) setRequestRoute(`${API_PREFIX}${route.path}`);
   if (!route) {
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
