@@ -43,12 +43,12 @@ export async function announceRevocation(db: Database, tokenId: string): Promise
   const store = processRateLimitStore();
   await Promise.all([
     notifyTokenRevoked(db, REVOCATION_CHANNEL).catch((error: unknown) => {
-      logger().warn({ token_id: tokenId, err: describeError(error) }, 'could not notify other processes of a revocation; they refuse the token within 30 s');
+      logger().warn({ token_id: tokenId, error: describeError(error) }, 'could not notify other processes of a revocation; they refuse the token within 30 s');
     }),
     store.kind === 'memory'
       ? undefined
       : store.markers.set(markerKey(tokenId), MARKER_MS).catch((error: unknown) => {
-          logger().warn({ token_id: tokenId, err: describeError(error) }, 'could not announce a revocation to other instances; they refuse the token within 30 s');
+          logger().warn({ token_id: tokenId, error: describeError(error) }, 'could not announce a revocation to other instances; they refuse the token within 30 s');
         }),
   ]);
 }
@@ -76,7 +76,7 @@ export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
     () => listeners.set(db, 'ready'),
     (error: unknown) => {
       listeners.set(db, 'failed');
-      logger().warn({ err: describeError(error) }, 'cannot listen for revocations made by other processes; a key revoked elsewhere is refused here within 30 s');
+      logger().warn({ error: describeError(error) }, 'cannot listen for revocations made by other processes; a key revoked elsewhere is refused here within 30 s');
     },
   );
   return false;

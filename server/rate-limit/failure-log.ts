@@ -18,7 +18,7 @@ export interface FailureLog {
 /** One warning as the logger writes it: a stable message and its fields. */
 export interface FailureLogEntry {
   msg: 'rate-limit store failed; requests are served without a limit' | 'rate-limit store reachable again';
-  fields: { context?: string; err?: string; unlogged_failures?: number; failures?: number };
+  fields: { context?: string; error?: string; unlogged_failures?: number; failures?: number };
 }
 
 export interface FailureLogOptions {
@@ -48,7 +48,7 @@ export function createFailureLog(options: FailureLogOptions = {}): FailureLog {
       }
       const more = unprinted > 0 ? ` (+${unprinted} similar failures not logged since the previous line)` : '';
       const described = error === undefined ? undefined : describeError(error);
-      const fields = { context, ...(described === undefined ? {} : { err: described }), ...(unprinted > 0 ? { unlogged_failures: unprinted } : {}) };
+      const fields = { context, ...(described === undefined ? {} : { error: described }), ...(unprinted > 0 ? { unlogged_failures: unprinted } : {}) };
       lastPrintedAt = t;
       unprinted = 0;
       const cause = described === undefined ? '' : `: ${described}`;

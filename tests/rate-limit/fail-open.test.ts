@@ -167,7 +167,7 @@ describe('the failure log', () => {
     try {
       createFailureLog().failure('x', new Error('y'));
       expect(logs.entries).toHaveLength(1);
-      expect(logs.entries[0]).toMatchObject({ level: 'warn', msg: 'rate-limit store failed; requests are served without a limit', context: 'x', err: 'Error: y' });
+      expect(logs.entries[0]).toMatchObject({ level: 'warn', msg: 'rate-limit store failed; requests are served without a limit', context: 'x', error: 'Error: y' });
     } finally {
       logs.restore();
     }
