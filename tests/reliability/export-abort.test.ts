@@ -44,7 +44,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
     await db.handle.close();
     app = await openPostgres(db.url, { max: POOL_MAX, prepare: PREPARE, statementTimeoutMs: 5_000 });
     setProcessDatabase(app);
-    logs = captureLogs('warn', errors);
+    logs = captureLogs('error', errors);
   }, 120_000);
   afterAll(async () => {
     vi.restoreAllMocks();
