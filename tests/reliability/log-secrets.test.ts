@@ -58,6 +58,7 @@ interface Answer {
   status: number;
   headers: Headers;
   text: string;
+  bytes: number;
   requestId: string;
 }
 
@@ -75,10 +76,11 @@ async function call(method: string, url: string, init: { headers?: Record<string
     },
     body: init.body,
   });
-  const text = await res.text();
+  // Bytes as received (fetch decodes any compression): a BOM is kept, unlike res.text().
+  const body = Buffer.from(await res.arrayBuffer());
   const requestId = res.headers.get('x-request-id') ?? '';
-  sent.push({ requestId, method, status: res.status, bytes: method === 'HEAD' ? 0 : Buffer.byteLength(text) });
-  return { status: res.status, headers: res.headers, text, requestId };
+  sent.push({ requestId, method, status: res.status, bytes: body.length });
+  return { status: res.status, headers: res.headers, text: body.toString('utf8'), bytes: body.length, requestId };
 }
 
 function keepCookies(res: Answer): void {
@@ -271,7 +273,7 @@ describe('the production server logs one JSON line per request, and no secret', 
         route: '/api/v1/contracts',
         status: 200,
         error_code: null,
-        bytes: Buffer.byteLength(res.text),
+        bytes: res.bytes,
         key_id: keyId,
         client_address: CLIENT,
         user_agent: USER_AGENT,
@@ -292,8 +294,8 @@ describe('the production server logs one JSON line per request, and no secret', 
     for (let i = 0; i < 3; i++) exports.push(await call('POST', '/api/v1/contracts/export', { headers: { 'X-API-Key': key }, body: `{"organization_id":"${DEMO_ORGS.acme.id}"}` }));
     expect(exports.map((e) => e.status)).toEqual([200, 200, 429]);
     await waitFor(() => jsonLines().some((l) => l.request_id === exports[0]!.requestId && l.msg === 'request'), 2_000);
-    expect(requestLine(exports[0]!.requestId)).toMatchObject({ route: '/api/v1/contracts/export', status: 200, bytes: Buffer.byteLength(exports[0]!.text), key_id: keyId });
-    expect(Buffer.byteLength(exports[0]!.text)).toBeGreaterThan(100);
+    expect(requestLine(exports[0]!.requestId)).toMatchObject({ route: '/api/v1/contracts/export', status: 200, bytes: exports[0]!.bytes, key_id: keyId });
+    expect(exports[0]!.bytes).toBeGreaterThan(100);
     expect(requestLine(exports[2]!.requestId)).toMatchObject({ status: 429, error_code: 'rate_limited', key_id: keyId });
   });
 
@@ -319,7 +321,7 @@ describe('the production server logs one JSON line per request, and no secret', 
   it('calendar feeds: the route template, never the token; a revoked or mistyped token 404; the feed limit 429', async () => {
     const ok = await call('GET', `/api/v1/calendar/${feed}.ics`);
     expect(ok.status).toBe(200);
-    expect(requestLine(ok.requestId)).toMatchObject({ route: '/api/v1/calendar/{token}.ics', status: 200, key_id: feedId, bytes: Buffer.byteLength(ok.text) });
+    expect(requestLine(ok.requestId)).toMatchObject({ route: '/api/v1/calendar/{token}.ics', status: 200, key_id: feedId, bytes: ok.bytes });
     const revoked = await call('GET', `/api/v1/calendar/${secrets.get('the revoked feed token')!}.ics`);
     expect(revoked.status).toBe(404);
     const mistyped = `${feed.slice(0, -2)}zz`;
@@ -341,11 +343,11 @@ describe('the production server logs one JSON line per request, and no secret', 
     expect(requestLine(wrongCron.requestId)).toMatchObject({ route: '/api/cron/webhooks', status: 401, error_code: 'unauthorized' });
     const cron = await call('GET', '/api/cron/webhooks', { headers: { Authorization: `Bearer ${CRON_SECRET}` } });
     expect(cron.status).toBe(200);
-    expect(requestLine(cron.requestId)).toMatchObject({ route: '/api/cron/webhooks', status: 200, bytes: Buffer.byteLength(cron.text) });
+    expect(requestLine(cron.requestId)).toMatchObject({ route: '/api/cron/webhooks', status: 200, bytes: cron.bytes });
     const download = await call('GET', '/contracts/export?status=completed', { session: true, headers: { 'Sec-Fetch-Site': 'same-origin' } });
     expect(download.status).toBe(200);
     await waitFor(() => jsonLines().some((l) => l.request_id === download.requestId && l.msg === 'request'), 2_000);
-    expect(requestLine(download.requestId)).toMatchObject({ route: '/contracts/export', status: 200, bytes: Buffer.byteLength(download.text) });
+    expect(requestLine(download.requestId)).toMatchObject({ route: '/contracts/export', status: 200, bytes: download.bytes });
     const asset = await call('GET', '/docs/api/assets/nothing.js');
     expect(requestLine(asset.requestId)).toMatchObject({ route: '/docs/api/assets/[file]', status: 404 });
   });
@@ -383,6 +385,7 @@ describe('the production server logs one JSON line per request, and no secret', 
       const line = requestLine(s.requestId);
       expect(line.status).toBe(s.status);
       expect(line.method).toBe(s.method);
+      expect(line.bytes, `${s.method} ${s.requestId}`).toBe(s.bytes);
     }
   });
 
