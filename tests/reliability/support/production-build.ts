@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -19,12 +19,21 @@ export function freshProductionBuild(): string {
     const id = path.join(root, dist, 'BUILD_ID');
     if (existsSync(id) && statSync(id).mtimeMs > newestSource) return dist;
   }
+  // next build adds a custom dist dir's types to tsconfig.json (and reformats it): put it
+  // back as it was, with its time, so that the build stays the newer.
+  const tsconfig = path.join(root, 'tsconfig.json');
+  const tsconfigText = readFileSync(tsconfig, 'utf8');
+  const tsconfigStat = statSync(tsconfig);
   const build = spawnSync(process.execPath, [path.join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: root,
     env: { ...process.env, NEXT_DIST_DIR: OWN_DIST_DIR, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
+  if (readFileSync(tsconfig, 'utf8') !== tsconfigText) {
+    writeFileSync(tsconfig, tsconfigText);
+    utimesSync(tsconfig, tsconfigStat.atime, tsconfigStat.mtime);
+  }
   if (build.status !== 0) throw new Error(`next build failed (exit ${build.status}):\n${`${build.stdout}\n${build.stderr}`.slice(-4000)}`);
   return OWN_DIST_DIR;
 }
