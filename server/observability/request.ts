@@ -76,7 +76,10 @@ export async function observeRequest(meta: RequestMeta, run: () => Promise<Respo
     throw error;
   }
   record.status = response.status;
-  response = withRequestId(response, record.requestId);
+  // The id the client sees is the one of the line: a handler that chose its own keeps it.
+  const answeredId = response.headers.get('x-request-id');
+  if (answeredId) record.requestId = answeredId;
+  else response = withRequestId(response, record.requestId);
   const body = response.body;
   const length = response.headers.get('content-length');
   if (body === null || meta.request.method === 'HEAD') {
@@ -127,7 +130,6 @@ export function setRequestErrorCode(code: string): void {
 
 /** Every answer names its request (next-auth's do not set the header themselves). */
 function withRequestId(response: Response, requestId: string): Response {
-  if (response.headers.get('x-request-id') === requestId) return response;
   try {
     response.headers.set('X-Request-Id', requestId);
     return response;
