@@ -42,8 +42,10 @@ export function securityHeaders(nodeEnv = process.env.NODE_ENV) {
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // PGlite ships WASM and data files that must be loaded from node_modules at run time,
-  // and postgres.js/ioredis are plain Node libraries: keep them out of the bundle.
-  serverExternalPackages: ['@electric-sql/pglite', 'postgres', 'ioredis'],
+  // and postgres.js/ioredis are plain Node libraries: keep them out of the bundle. pino
+  // and pino-pretty are on Next.js's own list too; named here so that the logger
+  // (server/observability/logger.ts) does not depend on that list staying as it is.
+  serverExternalPackages: ['@electric-sql/pglite', 'postgres', 'ioredis', 'pino', 'pino-pretty'],
   poweredByHeader: false,
   // A separate build directory lets a benchmark or soak run build the app without
   // disturbing a developer's `.next` (NEXT_DIST_DIR=.next-bench npm run build).

@@ -32,7 +32,8 @@ prepare().then(
     console.log(`  Demo login: ${DEMO_USERS.alice.email} / ${DEMO_PASSWORD} (also bob@, carol@example.com)\n`);
     const child = spawn(process.execPath, [createRequire(import.meta.url).resolve('next/dist/bin/next'), 'dev', '--port', port], {
       stdio: 'inherit',
-      env: process.env,
+      // Log lines for a person at a terminal unless asked otherwise (server/observability/logger.ts).
+      env: { ...process.env, LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty' },
     });
     const stop = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', stop);

@@ -1,4 +1,6 @@
+import { ConfigError } from '@/server/config';
 import { getDatabase } from '@/server/database';
+import { logger } from '@/server/observability/logger';
 import { WebhookWorker } from '@/server/webhooks/worker';
 import { UsageError } from './run-script';
 
@@ -6,6 +8,8 @@ import { UsageError } from './run-script';
  * `npm run worker`: the webhook worker alone, for deployments that run it apart from the
  * web servers (start these with WEBHOOK_WORKER=off then, or keep both: several workers
  * never deliver one attempt twice). Stops on SIGTERM or SIGINT after the pass under way.
+ * A long-running service: it logs JSON lines on stdout like the web server (LOG_LEVEL,
+ * LOG_FORMAT); a mistake in how it was started is a plain message on stderr.
  */
 async function main() {
   const handle = await getDatabase();
@@ -17,13 +21,13 @@ async function main() {
   }
   const worker = new WebhookWorker({ handle });
   worker.start();
-  console.error('[webhooks] worker started: delivering until SIGTERM or SIGINT');
+  logger().info('webhook worker started: delivering until SIGTERM or SIGINT');
   let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
-      console.error(`[webhooks] ${signal}: stopping after the pass under way`);
+      logger().info({ signal }, 'webhook worker stopping after the pass under way');
       void worker
         .stop()
         .then(() => handle.close())
@@ -33,6 +37,7 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof UsageError ? error.message : `Error: ${(error as Error).message}`);
+  if (error instanceof UsageError || error instanceof ConfigError) console.error(error.message);
+  else logger().fatal({ err: error }, 'webhook worker failed');
   process.exit(1);
 });

@@ -1,18 +1,19 @@
 import { after } from 'next/server';
 import { errorCodeOf } from './errors';
+import { logger } from './observability/logger';
 
 /**
  * Runs bookkeeping that must not delay the response (last-used times): inside a Next.js
  * request through after(), which also keeps a serverless function alive until it is done;
  * outside one (tests, scripts) after() throws and the task runs in the background.
- * A failure is logged as one line that `describe` writes from the error's code only: the
- * database's message would carry the statement's parameters.
+ * A failure is logged as one warning, `failure.msg` with `failure.fields` and the error's
+ * code only (`reason`): the database's message would carry the statement's parameters.
  */
-export function afterResponse(task: () => Promise<unknown>, describe: (reason: string) => string): void {
+export function afterResponse(task: () => Promise<unknown>, failure: { msg: string; fields?: Record<string, unknown> }): void {
   const run = () =>
     task().then(
       () => undefined,
-      (error: unknown) => console.warn(describe(reasonOf(error))),
+      (error: unknown) => logger().warn({ ...failure.fields, reason: reasonOf(error) }, failure.msg),
     );
   try {
     after(run);

@@ -66,7 +66,39 @@ const headerName = z
   .refine((h) => !LIST_HEADERS.has(h), 'must name a header holding one address; for X-Forwarded-For set TRUSTED_PROXY_HOPS instead')
   .optional();
 
-const envSchema = z.object({
+/** pino's levels, and silent (nothing at all). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+// The logger's two variables, also parsed on their own by logSettings(): the logger must
+// work (and name a wrong value) even before, or without, the rest of the configuration.
+const logSchema = z.object({
+  LOG_LEVEL: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }))
+    .optional()
+    .transform((v) => v ?? 'info'),
+  // pretty: coloured lines for a terminal (the default under `npm run dev`, scripts/dev.ts).
+  LOG_FORMAT: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['json', 'pretty'], { message: 'must be json or pretty' }))
+    .optional()
+    .transform((v) => v ?? 'json'),
+});
+
+export type LogSettings = { level: (typeof LOG_LEVELS)[number]; format: 'json' | 'pretty' };
+
+/** LOG_LEVEL and LOG_FORMAT alone; a wrong value throws the ConfigError naming the variable. */
+export function logSettings(env: Record<string, string | undefined>): LogSettings {
+  const parsed = logSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`));
+  return { level: parsed.data.LOG_LEVEL, format: parsed.data.LOG_FORMAT };
+}
+
+const envSchema = logSchema.extend({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   // The same database without the pooler in between (Neon's name through Vercel's
@@ -206,6 +238,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
 
   return {
     nodeEnv: c.NODE_ENV,
+    log: { level: c.LOG_LEVEL, format: c.LOG_FORMAT } satisfies LogSettings,
     database: {
       url: databaseUrl,
       unpooledUrl: c.DATABASE_URL_UNPOOLED ?? c.POSTGRES_URL_NON_POOLING,

@@ -1,4 +1,5 @@
 import type { DatabaseHandle } from '@/db/client';
+import { logger } from './observability/logger';
 
 /**
  * The session settings the app wants on every connection, checked once per process.
@@ -64,7 +65,7 @@ export function sessionSettingsWarning(actual: SessionSettings, wantedTimeoutMs:
 export async function checkSessionSettings(
   handle: Pick<DatabaseHandle, 'query'>,
   wantedTimeoutMs: number,
-  warn: (line: string) => void = (line) => console.warn(line),
+  warn: (line: string) => void = (line) => logger().warn({ fix: line }, 'database session settings are not what the app wants'),
 ): Promise<'as wanted' | 'warned' | 'unknown'> {
   let actual: SessionSettings;
   try {

@@ -3,6 +3,7 @@ import { openDatabase, openPostgres, setFallback, type Database, type DatabaseHa
 import { config, poolerOf } from './config';
 import { checkSessionSettings } from './database-settings';
 import { errorCodeOf, isDatabaseUnavailable, isUnavailableCode } from './errors';
+import { logger } from './observability/logger';
 
 /**
  * The process's databases, opened from the configuration on first use and shared by every
@@ -237,7 +238,8 @@ function setHealth(state: ReplicaState, good: boolean, reason: string | undefine
   state.goodProbes = good ? state.goodProbes + 1 : 0;
   const healthy = good && (state.healthy || state.goodProbes >= GOOD_PROBES_TO_RETURN);
   if (state.healthy !== healthy) {
-    console.warn(healthy ? '[database] read replica in use' : `[database] read replica left out, reads go to the primary: ${reason}`);
+    if (healthy) logger().info('read replica in use');
+    else logger().warn({ reason }, 'read replica left out, reads go to the primary');
   }
   state.healthy = healthy;
   state.reason = reason;

@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { logger } from '@/server/observability/logger';
 
 /**
  * The one error module. Services throw AppError; every transport (the REST API, the app's
@@ -147,10 +148,10 @@ export function toAppError(error: unknown, requestId: string, log = true): AppEr
   }
   const unavailable = errorCodeOf(error, isUnavailableCode);
   if (unavailable !== undefined) {
-    if (log) console.error(`[${requestId}] database unavailable: ${unavailable}`);
+    if (log) logger().error({ request_id: requestId, error_code: unavailable }, 'database unavailable');
     return new AppError('service_unavailable', UNAVAILABLE_MESSAGE);
   }
-  if (log) console.error(`[${requestId}] unexpected error: ${describeForLog(error)}`);
+  if (log) logger().error({ request_id: requestId, err: error }, 'unexpected error');
   return new AppError('internal_error', INTERNAL_MESSAGE);
 }
 

@@ -1,4 +1,5 @@
 import { config, ConfigError } from './config';
+import { logger } from './observability/logger';
 import { startProcessWorker } from './webhooks/process-worker';
 
 // Imported once at server start (instrumentation.ts).
@@ -6,7 +7,13 @@ try {
   config();
 } catch (error) {
   if (error instanceof ConfigError) {
-    console.error(error.message);
+    try {
+      // One line naming every variable that is wrong (written synchronously: the exit follows).
+      logger().fatal({ problems: error.problems }, 'invalid configuration');
+    } catch {
+      // LOG_LEVEL or LOG_FORMAT itself is wrong: no logger to write with.
+      console.error(error.message);
+    }
     process.exit(1);
   }
   throw error;

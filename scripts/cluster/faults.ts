@@ -163,7 +163,8 @@ export async function replicaRecovery(s: State, faults: FaultTimeline, waitMs = 
     const backOnReplica: string[] = [];
     for (const n of instanceNumbers(s)) {
       const text = existsSync(instanceLog(s, n)) ? readFileSync(instanceLog(s, n)).subarray(faults.logOffsetsAtReplicaStop[n] ?? 0).toString('utf8') : '';
-      const events = text.split('\n').filter((line) => line.includes('[database] read replica'));
+      // The JSON log lines of server/database.ts (server/observability/logger.ts).
+      const events = text.split('\n').filter((line) => line.includes('"msg":"read replica'));
       if (events.some((line) => line.includes('left out'))) leftOut.push(`app${n}`);
       if (events.at(-1)?.includes('in use')) backOnReplica.push(`app${n}`);
     }

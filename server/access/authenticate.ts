@@ -4,6 +4,7 @@ import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
 import { countFailedKeyAttempt } from '@/server/observability/metrics';
 import { inSpan } from '@/server/observability/tracing';
+import { setRequestKeyId } from '@/server/observability/request';
 import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
 import { enforceRateLimit, showRateLimit } from './rate-limit';
 import { wasRevokedElsewhere } from './revocations';
@@ -100,6 +101,8 @@ export async function authenticate(
     throw refuse();
   }
   const { tokenId } = principal;
+  // The request's log line names the key by its id (never the token or its hash).
+  setRequestKeyId(tokenId);
   const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
   // A conditional request counts against the conditional quota now, and against the key's
   // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).
@@ -115,6 +118,7 @@ export async function authenticate(
   ]);
   if (revoked) {
     countFailedKeyAttempt(credential.kind);
+    setRequestKeyId(undefined);
     forgetVerifiedToken(tokenId);
     throw refuse();
   }

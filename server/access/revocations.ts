@@ -1,6 +1,7 @@
 import { postgresHandleOf, type Database } from '@/db/client';
 import { notifyTokenRevoked } from '@/db/queries/tokens';
 import { processRateLimitStore } from '@/server/rate-limit';
+import { logger } from '@/server/observability/logger';
 import { describeError } from '@/server/rate-limit/failure-log';
 
 /**
@@ -45,12 +46,12 @@ export async function announceRevocation(db: Database, tokenId: string): Promise
   const store = processRateLimitStore();
   await Promise.all([
     notifyTokenRevoked(db, REVOCATION_CHANNEL).catch((error: unknown) => {
-      console.warn(`[access] could not notify other processes of the revocation of token ${tokenId} (${describeError(error)}); they refuse it within 30 s`);
+      logger().warn({ token_id: tokenId, error: describeError(error) }, 'could not notify other processes of a revocation; they refuse the token within 30 s');
     }),
     store.kind === 'memory'
       ? undefined
       : store.markers.set(markerKey(tokenId), MARKER_MS).catch((error: unknown) => {
-          console.warn(`[access] could not announce the revocation of token ${tokenId} to other instances (${describeError(error)}); they refuse it within 30 s`);
+          logger().warn({ token_id: tokenId, error: describeError(error) }, 'could not announce a revocation to other instances; they refuse the token within 30 s');
         }),
   ]);
 }
@@ -78,7 +79,7 @@ export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
     () => listeners.set(db, 'ready'),
     (error: unknown) => {
       listeners.set(db, 'failed');
-      console.warn(`[access] cannot listen for revocations made by other processes (${describeError(error)}); a key revoked elsewhere is refused here within 30 s`);
+      logger().warn({ error: describeError(error) }, 'cannot listen for revocations made by other processes; a key revoked elsewhere is refused here within 30 s');
     },
   );
   return false;

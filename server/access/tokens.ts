@@ -190,7 +190,7 @@ function recordUse(db: Database, tokenId: string, now: Date): void {
   // One line per failed write, so at most one a minute per token.
   afterResponse(
     () => touchTokenLastUsed(db, tokenId, now, LAST_USED_INTERVAL_MS),
-    (reason) => `access-tokens: could not record last use of token ${tokenId} (${reason})`,
+    { msg: 'could not record the last use of a token', fields: { token_id: tokenId } },
   );
 }
 

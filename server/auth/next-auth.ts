@@ -12,9 +12,11 @@ import { safeRedirect } from './callback-url';
 import { endAllSessions, sessionIsCurrent, stampSessionVersion } from './session-version';
 import { clientAddressOf } from '@/server/http/client-address';
 import { signInRefusal, signInWithPasswordLimited } from './sign-in-limit';
-import { describeSignInFailure, noteRefusal, SignInRateLimited, tooManySignInAttempts, withRefusalSlot } from './sign-in-refusal';
+import { describeSignInFailure, noteRefusal, signInFailureFields, SignInRateLimited, tooManySignInAttempts, withRefusalSlot } from './sign-in-refusal';
 import { htmlMessageResponse } from '@/server/http/html-message';
 import { newRequestId } from '@/server/http/responses';
+import { logger } from '@/server/observability/logger';
+import { setRequestErrorCode } from '@/server/observability/request';
 import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
@@ -38,11 +40,12 @@ function authConfig(): NextAuthConfig {
       error(error) {
         // A failed sign-in is an everyday event: one line, no stack, no e-mail address.
         if (error instanceof CredentialsSignin) {
-          console.warn(describeSignInFailure(error));
+          logger().warn(signInFailureFields(error), describeSignInFailure(error));
           return;
         }
-        const name = error instanceof AuthError ? error.type : error.name;
-        console.error(`[auth][error] ${name}: ${error.message}`, error.cause ?? error.stack ?? '');
+        // next-auth's own failures (a bad CSRF token, a provider error): its type, and the
+        // error through the logger's serializer (no query parameters).
+        logger().error({ auth_error: error instanceof AuthError ? error.type : error.name, err: error }, 'next-auth error');
       },
     },
     providers: [
@@ -144,7 +147,8 @@ export const routeHandlers = {
       const email = await formField(request, 'email');
       const refused = email === undefined ? undefined : await signInRefusal(clientAddressOf(request.headers), email);
       if (refused) {
-        console.warn(describeSignInFailure(new SignInRateLimited(refused.retryAfterSeconds)));
+        const failure = new SignInRateLimited(refused.retryAfterSeconds);
+        logger().warn(signInFailureFields(failure), describeSignInFailure(failure));
         return tooManyAttempts(refused.retryAfterSeconds);
       }
     }
@@ -163,6 +167,7 @@ async function formField(request: NextRequest, name: string): Promise<string | u
 }
 
 function tooManyAttempts(retryAfterSeconds: number): Response {
+  setRequestErrorCode('rate_limited');
   return htmlMessageResponse(
     {
       status: 429,

@@ -33,9 +33,12 @@ export async function withRefusalSlot(run: () => Promise<Response>): Promise<{ r
 
 /** One line per failed sign-in: no stack, no e-mail address (next-auth's default logs 11 lines with a stack). */
 export function describeSignInFailure(error: CredentialsSignin): string {
-  return error instanceof SignInRateLimited
-    ? `[auth] password sign-in refused: too many failed attempts (retry after ${error.retryAfterSeconds} s)`
-    : '[auth] password sign-in failed: wrong e-mail or password';
+  return error instanceof SignInRateLimited ? 'password sign-in refused: too many failed attempts' : 'password sign-in failed: wrong e-mail or password';
+}
+
+/** The fields of the sign-in failure's log line: never the e-mail address or the password. */
+export function signInFailureFields(error: CredentialsSignin): { retry_after_s?: number } {
+  return error instanceof SignInRateLimited ? { retry_after_s: error.retryAfterSeconds } : {};
 }
 
 /** What the person is told, on the form and on the callback's 429 page. */

@@ -11,6 +11,7 @@ import { htmlMessageResponse } from '@/server/http/html-message';
 import { apiHeaders, newRequestId } from '@/server/http/responses';
 import { isCrossSiteNavigation } from '@/server/http/same-origin';
 import { traceRoute } from '@/server/observability/tracing';
+import { setRequestErrorCode } from '@/server/observability/request';
 import { csvExportResponse } from './csv-export';
 import { parseListParams } from './list-params';
 import { toContractFilters, toSort } from './query';
@@ -45,6 +46,7 @@ async function serveDownload(req: Request, user: SessionUser | undefined): Promi
   const failure = (error: AppError) => {
     // As the API's 503: worth retrying in a few seconds.
     if (error.code === 'service_unavailable') headers.set('Retry-After', '5');
+    setRequestErrorCode(error.code);
     return htmlMessageResponse(messageOf(error, headers, listHref, requestId), headers);
   };
   return withinDeadline(

@@ -4,6 +4,7 @@ import { oncePerInterval } from './once-per-interval';
 import { checkRateLimitStore } from './rate-limit-store-check';
 import { checkReplica } from './replica-check';
 import type { PartName, ReadinessReport } from './types';
+import { logger } from '@/server/observability/logger';
 
 /** Each part's check gives up after this long (they run in parallel: the whole check too). */
 export const READINESS_BUDGET_MS = 1_000;
@@ -45,7 +46,9 @@ function shared(): Shared {
       check: oncePerInterval(async () => {
         const report = await checkReadiness();
         // A process starts as ready in the log's eyes: only a change from there is news.
-        if (report.status !== (state.lastStatus ?? 'ok')) (report.status === 'ok' ? console.info : console.warn)(readinessLine(report));
+        if (report.status !== (state.lastStatus ?? 'ok')) {
+          logger()[report.status === 'ok' ? 'info' : 'warn']({ readiness: readinessLine(report) }, 'readiness changed');
+        }
         state.lastStatus = report.status;
         return report;
       }, READINESS_CACHE_MS),

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { config, type ClientAddressSource } from '@/server/config';
+import { logger } from '@/server/observability/logger';
 
 /**
  * The client address that failed authentication is counted against (a blocked address
@@ -87,8 +88,8 @@ function warnOnceInProduction(): void {
   const g = globalThis as typeof globalThis & { [WARNED]?: boolean };
   if (g[WARNED] || process.env.NODE_ENV !== 'production') return;
   g[WARNED] = true;
-  console.warn(
-    'client address: no trusted proxy is configured, so every client shares one limit on failed API keys ' +
-      '(one client sending bad keys gets every other bad key refused too). Behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (README, Configuration).',
+  logger().warn(
+    'no trusted proxy is configured, so every client shares one limit on failed API keys ' +
+      '(one client sending bad keys gets every other bad key refused too); behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (README, Configuration)',
   );
 }

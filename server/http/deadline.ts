@@ -1,5 +1,6 @@
 import { config } from '@/server/config';
 import { AppError, UNAVAILABLE_MESSAGE } from '@/server/errors';
+import { logger } from '@/server/observability/logger';
 import { errorResponse } from './responses';
 
 /** Handed to the work under a deadline. */
@@ -69,7 +70,7 @@ export async function withinDeadline(
   }
   dropLateResult(response);
   // One line naming the cause, under the request's own id: never the request itself.
-  console.error(`[${requestId}] request deadline of ${ms} ms passed: answered 503`);
+  logger().error({ request_id: requestId, deadline_ms: ms }, 'request deadline passed: answered 503');
   return answerExpired(new AppError('service_unavailable', UNAVAILABLE_MESSAGE));
 }
 

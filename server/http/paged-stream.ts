@@ -1,4 +1,4 @@
-import { describeForLog } from '@/server/errors';
+import { logger } from '@/server/observability/logger';
 
 /**
  * A response body written page by page from an async generator of pages (the CSV export,
@@ -53,7 +53,7 @@ export function pagedStream<Page>(body: PagedBody<Page>): ReadableStream<Uint8Ar
         }
       } catch (error) {
         if (cancelled) return;
-        console.error(`[${body.requestId}] ${body.label} failed mid-stream: ${describeForLog(error)}`);
+        logger().error({ request_id: body.requestId, body: body.label, err: error }, 'streamed body failed mid-stream');
         controller.error(error);
       }
     },

@@ -1,12 +1,18 @@
 import { AppError, errorEnvelope } from '@/server/errors';
+import { currentRequestId, freshRequestId, setRequestErrorCode } from '@/server/observability/request';
 
 /**
  * What every response of the REST API carries, and its error answers: the spec's
  * envelope for every status >= 400, with the request id in the body and a header.
  */
 
+/**
+ * The request's id: the one the observation of the request chose (the request_id of its
+ * log lines, server/observability/request.ts), or a new one outside an observed request
+ * (tests calling a handler directly).
+ */
 export function newRequestId(): string {
-  return `req_${crypto.randomUUID().replaceAll('-', '')}`;
+  return currentRequestId() ?? freshRequestId();
 }
 
 /** Headers on every REST response, success or error. */
@@ -24,7 +30,17 @@ export function errorResponse(error: AppError, requestId: string, headers: Heade
   h.set('X-Request-Id', requestId);
   h.set('Cache-Control', 'no-store');
   if (error.code === 'service_unavailable' && !h.has('Retry-After')) h.set('Retry-After', '5');
-  return new Response(safeJson(errorEnvelope(error, requestId)), { status: error.status, headers: h });
+  setRequestErrorCode(error.code);
+  return textResponse(safeJson(errorEnvelope(error, requestId)), error.status, h);
+}
+
+/**
+ * A Response with a text body and its Content-Length: the request's log line then knows
+ * its size without counting the body through a stream.
+ */
+export function textResponse(body: string, status: number, headers: Headers): Response {
+  headers.set('Content-Length', String(Buffer.byteLength(body)));
+  return new Response(body, { status, headers });
 }
 
 /** 405 naming the methods that are served (and an Allow header with them). */

@@ -1,4 +1,5 @@
 import { causeChain, errorCodeOf } from '@/server/errors';
+import { logger } from '@/server/observability/logger';
 
 /**
  * Warnings about the rate-limit store. During an outage every request fails the same
@@ -14,9 +15,16 @@ export interface FailureLog {
   success(): void;
 }
 
+/** One warning as the logger writes it: a stable message and its fields. */
+export interface FailureLogEntry {
+  msg: 'rate-limit store failed; requests are served without a limit' | 'rate-limit store reachable again';
+  fields: { context?: string; error?: string; unlogged_failures?: number; failures?: number };
+}
+
 export interface FailureLogOptions {
   intervalMs?: number;
-  warn?: (line: string) => void;
+  /** Where a warning goes: `line` for people, `entry` for the logger (the default). */
+  warn?: (line: string, entry: FailureLogEntry) => void;
   now?: () => number;
 }
 
@@ -24,7 +32,7 @@ const PREFIX = '[rate-limit]';
 
 export function createFailureLog(options: FailureLogOptions = {}): FailureLog {
   const intervalMs = options.intervalMs ?? 30_000;
-  const warn = options.warn ?? ((line: string) => console.warn(line));
+  const warn = options.warn ?? ((_line: string, entry: FailureLogEntry) => logger().warn(entry.fields, entry.msg));
   const now = options.now ?? Date.now;
   let lastPrintedAt = -Infinity;
   let unprinted = 0;
@@ -39,15 +47,20 @@ export function createFailureLog(options: FailureLogOptions = {}): FailureLog {
         return;
       }
       const more = unprinted > 0 ? ` (+${unprinted} similar failures not logged since the previous line)` : '';
+      const described = error === undefined ? undefined : describeError(error);
+      const fields = { context, ...(described === undefined ? {} : { error: described }), ...(unprinted > 0 ? { unlogged_failures: unprinted } : {}) };
       lastPrintedAt = t;
       unprinted = 0;
-      const cause = error === undefined ? '' : `: ${describeError(error)}`;
-      warn(`${PREFIX} ${context}; requests are served without a limit${cause}${more}`);
+      const cause = described === undefined ? '' : `: ${described}`;
+      warn(`${PREFIX} ${context}; requests are served without a limit${cause}${more}`, { msg: 'rate-limit store failed; requests are served without a limit', fields });
     },
     success() {
       if (failuresSinceSuccess === 0) return;
       // Rare (once per outage), so not throttled; it tells the reader the outage ended.
-      warn(`${PREFIX} store reachable again after ${failuresSinceSuccess} failures`);
+      warn(`${PREFIX} store reachable again after ${failuresSinceSuccess} failures`, {
+        msg: 'rate-limit store reachable again',
+        fields: { failures: failuresSinceSuccess },
+      });
       failuresSinceSuccess = 0;
       unprinted = 0;
       lastPrintedAt = -Infinity;

@@ -11,6 +11,7 @@ import type { RequestContext } from '@/server/http/context';
 import { pagedStream } from '@/server/http/paged-stream';
 import { publicOrigin } from '@/server/http/public-origin';
 import { rejectQueryParameters } from '@/server/http/query';
+import { textResponse } from '@/server/http/responses';
 
 const PAGE_SIZE = 1000;
 
@@ -54,7 +55,7 @@ export async function serveCalendarFeed(req: Request, ctx: RequestContext, respo
   responseHeaders.set('ETag', rendered.etag);
   responseHeaders.set('Last-Modified', lastModified.toUTCString());
   if (isNotModified(req.headers, rendered.etag, lastModified)) return notModified(responseHeaders);
-  if (rendered.text !== undefined) return new Response(rendered.text, { status: 200, headers: responseHeaders });
+  if (rendered.text !== undefined) return textResponse(rendered.text, 200, responseHeaders);
 
   // Too large to keep: read again and stream (after the headers, an aborted transfer with
   // no END:VCALENDAR is the honest signal of a failure: calendar apps keep their copy).

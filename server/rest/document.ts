@@ -1,5 +1,6 @@
 import { ifNoneMatchOf, matchesAny, notModified, weakEtag } from '@/server/http/conditional';
 import { publicOriginOf } from '@/server/http/public-origin';
+import { textResponse } from '@/server/http/responses';
 import { openApiDocument } from './openapi-document';
 
 /**
@@ -17,5 +18,5 @@ export async function serveDocument(req: Request, responseHeaders: Headers): Pro
   responseHeaders.set('ETag', weakEtag(body));
   const ifNoneMatch = ifNoneMatchOf(req.headers);
   if (ifNoneMatch && matchesAny(ifNoneMatch, responseHeaders.get('ETag')!)) return notModified(responseHeaders);
-  return new Response(body, { status: 200, headers: responseHeaders });
+  return textResponse(body, 200, responseHeaders);
 }

@@ -2,6 +2,7 @@ import type { AnyProcedure } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ifNoneMatchOf, matchesAny, notModified, weakEtag } from '@/server/http/conditional';
 import type { DeferredRateLimit, RequestContext } from '@/server/http/context';
+import { textResponse } from '@/server/http/responses';
 import { restRouter } from '@/server/trpc/root';
 
 /**
@@ -97,7 +98,7 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
 /** The 200 of a JSON operation. */
 function answer(body: string, responseHeaders: Headers, etag = weakEtag(body)): Response {
   setRepresentationHeaders(responseHeaders, etag);
-  return new Response(body, { status: 200, headers: responseHeaders });
+  return textResponse(body, 200, responseHeaders);
 }
 
 function setRepresentationHeaders(headers: Headers, etag: string): void {

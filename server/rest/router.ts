@@ -6,7 +6,8 @@ import { withinDeadline } from '@/server/http/deadline';
 import { rejectQueryParameters } from '@/server/http/query';
 import { recordHttpRequest } from '@/server/observability/metrics';
 import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/server/http/responses';
-import { setRequestRoute, traceApiRequest } from '@/server/observability/tracing';
+import { setRequestRoute as setTraceRoute, traceApiRequest } from '@/server/observability/tracing';
+import { setRequestRoute } from '@/server/observability/request';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { serveDocument } from './document';
 import { serveExport } from './export';
@@ -111,11 +112,14 @@ async function routeApiRequest(req: Request, matched: { template: string }): Pro
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
   const route = apiRoutes().find((r) => r.pattern.test(path));
+  // The template, never the path: a feed's path holds its token, and paths with ids would
+  // make one route of every contract.
+  if (route) setRequestRoute(`${API_PREFIX}${route.path}`);
   if (!route) {
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
   matched.template = route.template;
-  setRequestRoute(`${API_PREFIX}${route.path}`, `${API_PREFIX}${path}`);
+  setTraceRoute(`${API_PREFIX}${route.path}`, `${API_PREFIX}${path}`);
   if (!route.methods.includes(req.method)) {
     return route.wrongMethod?.(req, requestId, headers) ?? methodNotAllowed(req.method, route.methods, requestId, headers);
   }

@@ -8,6 +8,7 @@ import { requestContext } from '@/server/http/context';
 import { errorResponse, newRequestId } from '@/server/http/responses';
 import { isSameOriginRequest } from '@/server/http/same-origin';
 import { traceRoute } from '@/server/observability/tracing';
+import { setRequestErrorCode } from '@/server/observability/request';
 import { internalRouter } from './root';
 
 /**
@@ -41,7 +42,12 @@ async function serveAppTrpcRequest(req: Request): Promise<Response> {
       return { ...requestContext(bounded, { db, readDb: db }, requestId, responseHeaders), sessionUser: await currentUser() };
     },
     // The status of server/errors.ts's mapping, as the REST API answers it.
-    responseMeta: ({ errors }) => (errors[0] ? { status: toAppError(errors[0], requestId, false).status } : {}),
+    responseMeta: ({ errors }) => {
+      if (!errors[0]) return {};
+      const answered = toAppError(errors[0], requestId, false);
+      setRequestErrorCode(answered.code);
+      return { status: answered.status };
+    },
     // Logs what maps to a 500 or 503, once, under the request id.
     onError: ({ error }) => void toAppError(error, requestId),
   });

@@ -5,7 +5,7 @@ import { config } from '@/server/config';
 import { getDatabase } from '@/server/database';
 import { AppError, toAppError } from '@/server/errors';
 import { clientAddressOf } from '@/server/http/client-address';
-import { apiHeaders, errorResponse, newRequestId } from '@/server/http/responses';
+import { apiHeaders, errorResponse, newRequestId, textResponse } from '@/server/http/responses';
 import { WebhookWorker, type PassResult } from './worker';
 
 /**
@@ -42,7 +42,7 @@ export async function handleCronRequest(req: Request): Promise<Response> {
       if (pass.fannedOut === 0 && pass.attempted === 0) break;
     } while (Date.now() < until);
     headers.set('Content-Type', 'application/json; charset=utf-8');
-    return new Response(JSON.stringify({ success: true, data: total }), { status: 200, headers });
+    return textResponse(JSON.stringify({ success: true, data: total }), 200, headers);
   } catch (error) {
     return errorResponse(toAppError(error, requestId), requestId, headers);
   }

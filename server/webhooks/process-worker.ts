@@ -1,5 +1,6 @@
 import { config } from '@/server/config';
 import { getDatabase } from '@/server/database';
+import { logger } from '@/server/observability/logger';
 import { WebhookWorker } from './worker';
 
 /**
@@ -22,6 +23,6 @@ export function startProcessWorker(): void {
   });
   g[WORKER].catch((error: unknown) => {
     delete g[WORKER];
-    console.error(`[webhooks] the in-process worker did not start: ${(error as Error).message}`);
+    logger().error({ err: error }, 'webhook worker did not start');
   });
 }

@@ -19,8 +19,8 @@ import { webhookSecretBox, type SecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
 import { utcToday } from '@/server/dates';
-import { describeForLog } from '@/server/errors';
 import { countWebhookDelivery } from '@/server/observability/metrics';
+import { logger } from '@/server/observability/logger';
 import { DestinationError, parseDestination, type DestinationPolicy, type Resolver } from './destination';
 import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
@@ -57,7 +57,8 @@ export interface WorkerOptions {
   timeoutMs?: number;
   /** How often a running worker looks for work without being notified (default 2 s). */
   pollIntervalMs?: number;
-  log?: (line: string) => void;
+  /** Where warnings go: a stable message and its fields (default: the process's logger). */
+  log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
 /** Longer than an attempt can take (10 s) plus recording it, with room for a slow database. */
@@ -80,7 +81,7 @@ export class WebhookWorker {
   private readonly clock: () => Date;
   private readonly concurrency: number;
   private readonly leaseMs: number;
-  private readonly log: (line: string) => void;
+  private readonly log: (msg: string, fields: Record<string, unknown>) => void;
   private lastUpcoming = -Infinity;
   private lastPrune = -Infinity;
   private running = false;
@@ -97,7 +98,7 @@ export class WebhookWorker {
     this.clock = options.clock ?? (() => new Date());
     this.concurrency = options.concurrency ?? 8;
     this.leaseMs = options.leaseMs ?? LEASE_MS;
-    this.log = options.log ?? ((line) => console.warn(line));
+    this.log = options.log ?? ((msg, fields) => logger().warn(fields, msg));
   }
 
   private policy(): DestinationPolicy {
@@ -176,8 +177,8 @@ export class WebhookWorker {
       return outcome.ok;
     } catch (error) {
       // The lease expires and the delivery is tried again; the log line carries no secret
-      // (describeForLog leaves a failed statement's parameters out).
-      this.log(`[webhooks] delivery ${delivery.id} could not be attempted: ${describeForLog(error)}`);
+      // (the logger's error serializer leaves a failed statement's parameters out).
+      this.log('webhook delivery could not be attempted', { delivery_id: delivery.id, err: error });
       countWebhookDelivery('error');
       return false;
     }
@@ -258,7 +259,7 @@ export class WebhookWorker {
       if (this.stopped) await this.unlisten();
     } catch (error) {
       // LISTEN may be refused (a pooler without an unpooled URL): the poll still delivers.
-      this.log(`[webhooks] LISTEN unavailable, polling every ${POLL_INTERVAL_MS / 1000} s: ${(error as Error).message}`);
+      this.log('webhook worker cannot LISTEN, polling instead', { poll_interval_ms: POLL_INTERVAL_MS, err: error });
     }
   }
 
@@ -277,7 +278,7 @@ export class WebhookWorker {
       } catch (error) {
         failures++;
         // One line per failed pass, then less often while the database stays away.
-        if (failures === 1 || failures % 30 === 0) this.log(`[webhooks] worker pass failed (${failures}x): ${describeForLog(error).split('\n')[0]}`);
+        if (failures === 1 || failures % 30 === 0) this.log('webhook worker pass failed', { failures, err: error });
         delayMs = Math.min(30_000, pollMs * failures);
       } finally {
         this.running = false;

@@ -9,6 +9,7 @@ import { clearVerifiedTokenCache, createToken, verifyToken } from '@/server/acce
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { expectAppError } from '../helpers/errors';
 
@@ -17,6 +18,7 @@ configureForFile({ TRUSTED_PROXY_HOPS: '1', CLIENT_ADDRESS_HEADER: undefined, AU
 
 let handle: DatabaseHandle;
 const logged: string[] = [];
+let logs: CapturedLogs | undefined;
 
 beforeAll(async () => {
   handle = await createTestDatabase();
@@ -26,9 +28,11 @@ beforeAll(async () => {
       logged.push(args.map(String).join(' '));
     });
   }
+  logs = captureLogs('trace', logged);
 });
 afterAll(async () => {
   vi.restoreAllMocks();
+  logs?.restore();
   await handle?.close();
 });
 afterEach(() => clearVerifiedTokenCache());

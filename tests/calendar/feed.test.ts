@@ -13,6 +13,7 @@ import { FEED_BUFFER } from '@/server/rest/calendar-feed';
 import { handleApiRequest } from '@/server/rest/router';
 import { PROXY_CLIENT_ADDRESS } from '../helpers/api';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { createResponseValidator, type ApiResponse } from '../helpers/openapi-validator';
 import { newApiKey, newFeedToken, revokeFeedToken } from '../helpers/tokens';
@@ -38,6 +39,7 @@ const setClock = (at: Date) => vi.setSystemTime(at);
 const tokens: Record<string, string> = {};
 const everyToken: string[] = [];
 const output: string[] = [];
+let logs: CapturedLogs | undefined;
 
 /** A random IPv6 /64 (the limiter's unit for IPv6), so that no two tests share a bucket. */
 const freshAddress = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::1`;
@@ -59,6 +61,7 @@ beforeAll(async () => {
   // Everything the process prints, by any route: no token may appear in it.
   const record = (...args: unknown[]) => void output.push(args.map((a) => (a instanceof Error ? `${a.message}\n${a.stack}` : String(a))).join(' '));
   for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) vi.spyOn(console, method).mockImplementation(record);
+  logs = captureLogs('trace', output);
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream);
     vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
@@ -68,6 +71,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  logs?.restore();
   vi.restoreAllMocks();
   vi.useRealTimers();
   await handle?.close();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import Papa from 'papaparse';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '@/db/client';
 import { memberships, users } from '@/db/schema';
 import { DEMO_ORGS, seedDemo } from '@/db/seed/demo';
@@ -11,6 +11,7 @@ import { serveContractsDownload } from '@/server/contracts/download';
 import { setProcessDatabase } from '@/server/database';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { applyConfig, configureForFile } from '../helpers/config';
+import { captureLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { newApiKey } from '../helpers/tokens';
 
@@ -207,7 +208,8 @@ describe('a database that does not answer', () => {
   });
 
   it('answers a readable 503 page within the deadline, not a hanging tab', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const logs = captureLogs('silent'); // the expected errors, kept off the output
+    onTestFinished(() => logs.restore());
     const user = await acmeMember().catch(() => ({ id: randomUUID(), email: 'x@example.com', name: null }));
     const started = performance.now();
     const res = await read(await serveContractsDownload(download('?status=completed'), user));

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createFailureLog,
   createRateLimiter,
@@ -10,6 +10,7 @@ import {
   type RateLimitStore,
 } from '@/server/rate-limit';
 import { createMemoryStore } from '@/server/rate-limit/stores/memory';
+import { captureLogs } from '../helpers/logs';
 import { policies, uniqueId } from './support';
 
 /**
@@ -161,11 +162,15 @@ describe('the failure log', () => {
     expect(lines[0]).not.toContain('key_123');
   });
 
-  it('the default writes to console.warn', () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    createFailureLog().failure('x', new Error('y'));
-    expect(warn).toHaveBeenCalledTimes(1);
-    warn.mockRestore();
+  it('the default writes one warning to the logger, with a stable message and the cause as a field', () => {
+    const logs = captureLogs();
+    try {
+      createFailureLog().failure('x', new Error('y'));
+      expect(logs.entries).toHaveLength(1);
+      expect(logs.entries[0]).toMatchObject({ level: 'warn', msg: 'rate-limit store failed; requests are served without a limit', context: 'x', error: 'Error: y' });
+    } finally {
+      logs.restore();
+    }
   });
 });
 

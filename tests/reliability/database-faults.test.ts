@@ -10,6 +10,7 @@ import { newApiKey } from '../helpers/tokens';
 import { createPrivatePostgres, NEEDS_POSTGRES, viaPort, type PrivatePostgres } from './support/postgres';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 
 /**
  * The database goes away, hangs or is too slow: every request answers 503
@@ -38,7 +39,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
   let proxy: TcpProxy;
   let app: DatabaseHandle;
   let key: string;
-  const logged: string[] = [];
+  let logs: CapturedLogs;
   const contractId = demoContractRows().find((c) => c.ownerId === DEMO_USERS.bob.id && !c.organizationId)!.id!;
 
   beforeAll(async () => {
@@ -52,19 +53,26 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     app = await openPostgres(viaPort(db.url, proxy.port), { max: 4, prepare: PREPARE, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     setProcessDatabase(app);
-    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+    logs = captureLogs();
   });
   afterAll(async () => {
     // Requests left behind by a deadline end when the pool closes, and log as they go.
     await app?.close().catch(() => {});
     await new Promise((resolve) => setTimeout(resolve, 200));
     vi.restoreAllMocks();
+    logs.restore();
     await proxy?.close();
     await db?.drop();
     // Each failure was logged as one line naming the cause, never as a request's details.
+    const logged = logs.entries.filter((entry) => entry.level === 'error');
     expect(logged.length).toBeGreaterThan(0);
-    for (const line of logged) {
-      expect(line).toMatch(/^\[req_[0-9a-f]{32}\] (database unavailable: [A-Z0-9_]+|request deadline of \d+ ms passed: answered 503)$/);
+    for (const entry of logged) {
+      expect(entry.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+      const { level: _level, time: _time, pid: _pid, hostname: _hostname, request_id: _id, ...rest } = entry;
+      expect([
+        { msg: 'database unavailable', error_code: expect.stringMatching(/^[A-Z0-9_]+$/) as unknown },
+        { msg: 'request deadline passed: answered 503', deadline_ms: expect.any(Number) as unknown },
+      ]).toContainEqual(rest);
     }
   });
 
@@ -145,7 +153,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
   it('a database that goes silent on an open connection: 503 at the request deadline, not a hang', async () => {
     expectServed(await everyOperation()); // connections open
     proxy.freeze();
-    const deadlineLines = () => logged.filter((line) => line.includes(`request deadline of ${REQUEST_DEADLINE_MS} ms passed`)).length;
+    const deadlineLines = () => logs.entries.filter((entry) => entry.msg === 'request deadline passed: answered 503' && entry.deadline_ms === REQUEST_DEADLINE_MS).length;
     const before = deadlineLines();
     try {
       const answers = await withDeadline(everyOperation(), REQUEST_DEADLINE_MS + PROMPT_MS);

@@ -10,6 +10,7 @@ import { PREPARE } from '../helpers/db';
 import { newApiKey } from '../helpers/tokens';
 import { backendsOf, createPrivatePostgres, NEEDS_POSTGRES, type BackendRow, type PrivatePostgres } from './support/postgres';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 
 /**
  * Clients that go away in the middle of a large export: the export stops reading pages,
@@ -31,6 +32,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
   let key: string;
   let visible: number;
   const errors: string[] = [];
+  let logs: CapturedLogs | undefined;
 
   beforeAll(async () => {
     db = await createPrivatePostgres('export_abort');
@@ -42,10 +44,11 @@ describe.skipIf(!process.env.DATABASE_URL)(`aborted exports (${NEEDS_POSTGRES})`
     await db.handle.close();
     app = await openPostgres(db.url, { max: POOL_MAX, prepare: PREPARE, statementTimeoutMs: 5_000 });
     setProcessDatabase(app);
-    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(' ')));
+    logs = captureLogs('error', errors);
   }, 120_000);
   afterAll(async () => {
     vi.restoreAllMocks();
+    logs?.restore();
     await app?.close();
     await db?.drop();
   });

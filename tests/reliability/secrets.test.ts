@@ -11,6 +11,7 @@ import { type Answer, apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/
 import { newApiKey } from '../helpers/tokens';
 import { createDemoWorld, type DemoWorld } from './support/world';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 
 /**
  * API keys never appear in logs, error bodies, headers or URLs, and every kind of bad
@@ -24,6 +25,7 @@ configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '1000
 let world: DemoWorld;
 let deletedUserKey: string;
 const output: string[] = [];
+let logs: CapturedLogs | undefined;
 
 beforeAll(async () => {
   world = await createDemoWorld();
@@ -33,6 +35,8 @@ beforeAll(async () => {
   // Everything the process prints, by any route.
   const record = (...args: unknown[]) => void output.push(args.map((a) => (a instanceof Error ? `${a.stack}\n${String((a as { cause?: unknown }).cause)}` : typeof a === 'string' ? a : JSON.stringify(a) ?? String(a))).join(' '));
   for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) vi.spyOn(console, method).mockImplementation(record);
+  // And the logger's lines, which go to fd 1 without passing process.stdout.write.
+  logs = captureLogs('trace', output);
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream);
     vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
@@ -43,6 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   vi.restoreAllMocks();
+  logs?.restore();
   await world?.handle.close();
 });
 

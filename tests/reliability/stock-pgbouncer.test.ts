@@ -10,6 +10,7 @@ import { getDatabase } from '@/server/database';
 import { WebhookWorker } from '@/server/webhooks/worker';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { applyConfig, restoreConfig } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 import { newApiKey } from '../helpers/tokens';
 import { pgbouncerMissing, startStockPgbouncer, type StockPgbouncer } from '../helpers/stock-pgbouncer';
 import { PRIVATE_OK, receiverEndpoint, startReceiver, WEBHOOK_TEST_ENV } from '../webhooks/support';
@@ -52,7 +53,8 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
   let pooledUrl: string;
   let directUrl: string;
   let key: string;
-  const warnings: string[] = [];
+  let logs: CapturedLogs | undefined;
+  const warnings = { filter: (keep: (line: string) => boolean) => (logs?.texts() ?? []).filter(keep) };
   const opened: DatabaseHandle[] = [];
 
   beforeAll(async () => {
@@ -67,7 +69,7 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
     key = (await newApiKey(owner.db, DEMO_USERS.bob.id, { name: 'pooler' })).key;
     bouncer = await startStockPgbouncer(serverPort, [role]);
     pooledUrl = urlOf(ADMIN_URL, { user: role, port: bouncer.port, database });
-    vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
+    logs = captureLogs('warn');
     await applyConfig({
       ...PROXY_CLIENT_ADDRESS,
       DATABASE_URL: pooledUrl,
@@ -90,6 +92,7 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
     await bouncer?.stop();
     await restoreConfig();
     vi.restoreAllMocks();
+    logs?.restore();
     if (admin) {
       await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await admin.query(`DROP ROLE IF EXISTS ${role}`);

@@ -124,6 +124,9 @@ describe('npm run worker', () => {
     const child = spawn(process.execPath, workerArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // A long-running service: its log is JSON lines on stdout (server/observability/logger.ts).
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     if (!env.DATABASE_URL) {
       expect(await exited).toBe(1);
@@ -134,7 +137,7 @@ describe('npm run worker', () => {
     const created = await cli('create', '--email', 'bob@example.com', '--url', receiver.url, '--events', 'contract.updated');
     const { secret } = JSON.parse(created.stdout) as { secret: string };
     const before = receiver.received.length;
-    await expect.poll(() => stderr, { timeout: 30_000 }).toMatch(/worker started/);
+    await expect.poll(() => stdout, { timeout: 30_000 }).toMatch(/"msg":"webhook worker started/);
     const writer = await openPostgres(env.DATABASE_URL, { max: 1 });
     try {
       await writer.query(`UPDATE contracts SET title = title || ' (worker)' WHERE owner_id = (SELECT id FROM users WHERE email = 'bob@example.com') AND organization_id IS NULL`);
@@ -146,6 +149,7 @@ describe('npm run worker', () => {
     expect(event.type).toBe('contract.updated');
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stderr).toMatch(/SIGTERM: stopping/);
+    const stopping = stdout.split('\n').filter((line) => line.includes('webhook worker stopping')).map((line) => JSON.parse(line) as { level: string; signal: string });
+    expect(stopping).toMatchObject([{ level: 'info', signal: 'SIGTERM' }]);
   }, 90_000);
 });

@@ -9,6 +9,7 @@ import { ConfigError, parseConfig, type ClientAddressSource } from '@/server/con
 import { clientAddressOf, normalizeAddress, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import { handleApiRequest } from '@/server/rest/router';
 import { configureForFile } from '../helpers/config';
+import { captureLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { newApiKey } from '../helpers/tokens';
 
@@ -78,18 +79,19 @@ describe('clientAddressOf', () => {
   });
 
   it('says once per process, in production, that every client shares the bucket', () => {
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const logs = captureLogs();
     const nodeEnv = process.env.NODE_ENV;
     vi.stubEnv('NODE_ENV', 'production');
     try {
       for (let i = 0; i < 3; i++) clientAddressOf(headers({ 'X-Real-IP': '198.51.100.1' }), NONE);
-      expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(/TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER/);
-      expect(String(warn.mock.calls[0]![0])).not.toContain('198.51.100.1');
+      expect(logs.entries).toHaveLength(1);
+      expect(logs.entries[0]!.level).toBe('warn');
+      expect(logs.entries[0]!.msg).toMatch(/TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER/);
+      expect(logs.lines[0]).not.toContain('198.51.100.1');
     } finally {
       // Only NODE_ENV: the file's configuration is stubbed too (configureForFile).
       vi.stubEnv('NODE_ENV', nodeEnv);
-      warn.mockRestore();
+      logs.restore();
     }
   });
 

@@ -7,6 +7,7 @@ import { withinDeadline } from '@/server/http/deadline';
 import { newRequestId } from '@/server/http/responses';
 import { apiRoutes, handleApiRequest } from '@/server/rest/router';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 
 /**
  * The per-request deadline of the API (server/http/deadline.ts). Its effect on a real
@@ -32,13 +33,17 @@ beforeAll(() => setProcessDatabase({ db: {} } as DatabaseHandle));
 /** The deadline of one request, with its own request id. */
 const deadline = (work: () => Promise<Response>, ms: number) => withinDeadline(work, newRequestId(), ms);
 
-let logged: string[] = [];
+let logs: CapturedLogs | undefined;
+let logged: { level: string; msg: string; request_id?: string; deadline_ms?: unknown }[] = [];
 afterEach(() => {
   vi.restoreAllMocks();
+  logs?.restore();
+  logs = undefined;
   logged = [];
 });
 function captureErrors() {
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
+  logs = captureLogs();
+  logged = logs.entries;
 }
 
 async function expectDeadlineAnswer(res: Response, elapsedMs: number, deadlineMs: number) {
@@ -54,7 +59,9 @@ async function expectDeadlineAnswer(res: Response, elapsedMs: number, deadlineMs
   expect(res.headers.get('x-request-id')).toBe(body.request_id);
   expect(elapsedMs).toBeGreaterThanOrEqual(deadlineMs - 5);
   expect(elapsedMs).toBeLessThan(deadlineMs + 1_000);
-  expect(logged).toEqual([`[${body.request_id}] request deadline of ${deadlineMs} ms passed: answered 503`]);
+  expect(logged.map(({ level, msg, request_id, deadline_ms }) => ({ level, msg, request_id, deadline_ms }))).toEqual([
+    { level: 'error', msg: 'request deadline passed: answered 503', request_id: body.request_id, deadline_ms: deadlineMs },
+  ]);
 }
 
 describe('withinDeadline', () => {

@@ -14,6 +14,7 @@ import { migrationsBefore } from '../helpers/migrations-before';
 import { startUpstashProxy } from '../helpers/upstash-proxy';
 import { redisReachable, TEST_REDIS_URL } from '../rate-limit/support';
 import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 
 /**
  * GET /api/health (liveness) and GET /api/health/ready (readiness), through their App
@@ -62,6 +63,7 @@ const pool = (port: number) => openPostgres(`postgres://cda:${DB_PASSWORD}@127.0
 let handle: DatabaseHandle & { url?: string };
 let redisUp = false;
 const logged: string[] = [];
+let logs: CapturedLogs | undefined;
 
 /** The configuration of a fresh process: the limiter and the readiness cache start over. */
 async function configure(env: Record<string, string | undefined>) {
@@ -72,15 +74,14 @@ async function configure(env: Record<string, string | undefined>) {
 beforeAll(async () => {
   [handle, redisUp] = await Promise.all([createTestDatabase(), redisReachable(REDIS_URL)]);
   setProcessDatabase(handle);
-  for (const level of ['info', 'warn', 'error'] as const) {
-    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
-  }
+  logs = captureLogs('info', logged);
 });
 
 afterEach(() => setProcessDatabase(handle));
 
 afterAll(async () => {
   vi.restoreAllMocks();
+  logs?.restore();
   await restoreConfig();
   resetProcessReadiness();
   await handle?.close();
@@ -325,8 +326,9 @@ describe(`readiness, GET /api/health/ready (${describeDriver()})`, () => {
     expect(first.status).toBe(503);
     await new Promise((resolve) => setTimeout(resolve, 1_050));
     expect((await ready()).status).toBe(503);
-    const lines = logged.filter((line) => line.startsWith('[health]'));
+    const lines = logs!.entries.filter((entry) => entry.msg === 'readiness changed');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\[health\] readiness unavailable: rate_limit_store failing \([A-Za-z0-9_]+\)$/);
+    expect(lines[0]!.level).toBe('warn');
+    expect(lines[0]!.readiness).toMatch(/^\[health\] readiness unavailable: rate_limit_store failing \([A-Za-z0-9_]+\)$/);
   });
 });

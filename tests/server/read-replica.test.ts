@@ -6,6 +6,7 @@ import { DEMO_ORGS, DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/dem
 import { getReadDb, setProcessDatabase } from '@/server/database';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { newApiKey } from '../helpers/tokens';
 
@@ -33,13 +34,15 @@ describe.skipIf(!process.env.DATABASE_URL)('the read replica (Postgres)', () => 
   let primary: DatabaseHandle;
   let replica: DatabaseHandle;
   let key: string;
-  const warnings: string[] = [];
+  let logs: CapturedLogs | undefined;
+  let warnings: string[] = [];
 
   beforeAll(async () => {
     [primary, replica] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     await Promise.all([seedDemo(primary.db), seedDemo(replica.db)]);
     await replica.db.update(contracts).set({ title: REPLICA_TITLE }).where(eq(contracts.id, contract.id!));
-    vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
+    logs = captureLogs();
+    warnings = logs.lines;
     setProcessDatabase(primary, replica);
     // Created on the primary only: the replica has never heard of it.
     key = (await newApiKey(primary.db, DEMO_USERS.alice.id, { name: 'replica' })).key;
@@ -47,6 +50,7 @@ describe.skipIf(!process.env.DATABASE_URL)('the read replica (Postgres)', () => 
   });
   afterAll(async () => {
     vi.restoreAllMocks();
+    logs?.restore();
     setProcessDatabase(primary);
     await Promise.all([primary?.close(), replica?.close()]);
   });

@@ -5,6 +5,7 @@ import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { configureForFile } from '../helpers/config';
+import { captureLogs, type CapturedLogs } from '../helpers/logs';
 import { createTestDatabase } from '../helpers/db';
 import { startReceiver, verify, WEBHOOK_TEST_ENV, type Receiver } from './support';
 
@@ -19,6 +20,7 @@ configureForFile({ ...WEBHOOK_TEST_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
 let handle: DatabaseHandle;
 let receiver: Receiver;
 const logged: string[] = [];
+let logs: CapturedLogs | undefined;
 const createCaller = createCallerFactory(internalRouter);
 const callerFor = (user: { id: string; email: string } | undefined) =>
   createCaller(createInnerContext({ db: handle.db, sessionUser: user ? { ...user, name: null } : undefined }));
@@ -30,9 +32,11 @@ beforeAll(async () => {
   for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
     vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' ')));
   }
+  logs = captureLogs('trace', logged);
 });
 afterAll(async () => {
   vi.restoreAllMocks();
+  logs?.restore();
   await receiver?.close();
   await handle?.close();
 });

@@ -10,7 +10,9 @@
  * in front would append it to X-Forwarded-For. A user victim@example.com with the password
  * "victim password" exists before the first attempt.
  */
+import { Writable } from 'node:stream';
 import bcrypt from 'bcrypt';
+import { setLogDestination } from '@/server/observability/logger';
 import { setProcessDatabase } from '@/server/database';
 import { createUserWithPassword } from '@/server/auth/users';
 import { openChildPglite } from '../../helpers/child-database';
@@ -53,6 +55,16 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
     logged.push(args.map((a) => (a instanceof Error ? (a.stack ?? a.message) : typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
   };
 }
+// The logger's JSON lines too (one per write).
+setLogDestination(
+  new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logged.push(String(chunk).trimEnd());
+      done();
+    },
+  }),
+  'trace',
+);
 
 const { routeHandlers } = await import('@/server/auth/next-auth');
 const { NextRequest } = await import('next/server');
