@@ -54,7 +54,8 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
   let directUrl: string;
   let key: string;
   let logs: CapturedLogs | undefined;
-  const warnings = { filter: (keep: (line: string) => boolean) => (logs?.texts() ?? []).filter(keep) };
+  // The warning's text (the SQL to run) is its `fix` field.
+  const warnings = { filter: (keep: (line: string) => boolean) => (logs?.entries ?? []).map((entry) => String(entry.fix ?? '')).filter(keep) };
   const opened: DatabaseHandle[] = [];
 
   beforeAll(async () => {

@@ -14,7 +14,7 @@ import { migrationsBefore } from '../helpers/migrations-before';
 import { startUpstashProxy } from '../helpers/upstash-proxy';
 import { redisReachable, TEST_REDIS_URL } from '../rate-limit/support';
 import { startTcpProxy, type TcpProxy } from '../reliability/support/tcp-proxy';
-import { captureLogs, type CapturedLogs } from '../helpers/logs';
+import { captureLogs, type CapturedLogs, type LogEntry } from '../helpers/logs';
 
 /**
  * GET /api/health (liveness) and GET /api/health/ready (readiness), through their App
@@ -326,7 +326,7 @@ describe(`readiness, GET /api/health/ready (${describeDriver()})`, () => {
     expect(first.status).toBe(503);
     await new Promise((resolve) => setTimeout(resolve, 1_050));
     expect((await ready()).status).toBe(503);
-    const lines = logs!.entries.filter((entry) => entry.msg === 'readiness changed');
+    const lines = logged.map((line) => JSON.parse(line) as LogEntry).filter((entry) => entry.msg === 'readiness changed');
     expect(lines).toHaveLength(1);
     expect(lines[0]!.level).toBe('warn');
     expect(lines[0]!.readiness).toMatch(/^\[health\] readiness unavailable: rate_limit_store failing \([A-Za-z0-9_]+\)$/);
