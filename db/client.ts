@@ -347,7 +347,10 @@ interface Fallback {
   shouldRetry(error: unknown): boolean;
   onFailure(error: unknown): void;
 }
-const FALLBACKS = new WeakMap<Database, Fallback>();
+// On globalThis, as POSTGRES_HANDLES: Next.js may evaluate this module once per bundle
+// layer, and the layer that opened the replica is not always the one that reads from it.
+const FALLBACKS_KEY = Symbol.for('contract-data-api.database-fallbacks');
+const FALLBACKS: WeakMap<Database, Fallback> = ((globalThis as typeof globalThis & { [FALLBACKS_KEY]?: WeakMap<Database, Fallback> })[FALLBACKS_KEY] ??= new WeakMap());
 
 export function setFallback(db: Database, fallback: Fallback): void {
   FALLBACKS.set(db, fallback);

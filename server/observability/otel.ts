@@ -48,7 +48,8 @@ export function redactUrl(value: string): string {
 
 /**
  * 1. Next.js records the raw URL of every request (`http.target`): a calendar feed's
- *    token, any query string. Redacted as each span starts (Next.js sets it then).
+ *    token, any query string. Redacted as each span starts (Next.js sets it then) and
+ *    again as it ends.
  * 2. Next.js names its request span after the file route (`GET /api/v1/[[...path]]`)
  *    for every API call. When the app's request span (../observability/tracing.ts) has
  *    matched a route template, Next.js's span of the same trace is given that template
@@ -71,6 +72,12 @@ class RouteAndRedaction implements SpanProcessor {
   onEnd(span: ReadableSpan): void {
     const { traceId } = span.spanContext();
     const attributes = span.attributes;
+    // Again at the end: Next.js's app-route template sets http.target once more when a
+    // request finishes outside its own server (an adapter calling the route directly).
+    for (const key of URL_ATTRIBUTES) {
+      const value = attributes[key];
+      if (typeof value === 'string') (attributes as Attributes)[key] = redactUrl(value);
+    }
     if (span.instrumentationScope.name === APP_TRACER) {
       const route = attributes['http.route'];
       // Only below a span of this process (Next.js's): otherwise nothing would take it out.

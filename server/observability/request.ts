@@ -9,8 +9,8 @@ import { currentRequest, requestScope, type RequestRecord } from './request-scop
  * The observation of one request of a route handler: `observeRequest` runs the handler
  * with a record of the request in scope (./request-scope.ts), and when the answer is
  * complete (the Response returned, or, for a streamed body, its last byte passed on)
- * hands the finished record to the subscribers (`onRequestFinished`: metrics) and writes
- * the request's one log line. Handlers refine the record while they run: the REST router
+ * writes the request's one log line. (The API's metrics are recorded by its router, inside
+ * the request's span: server/rest/router.ts.) Handlers refine the record while they run: the REST router
  * its route template, authentication the key id, the error envelope its code.
  *
  * Cheap on purpose (it runs on every API request): one record object, no copy of the
@@ -20,21 +20,6 @@ import { currentRequest, requestScope, type RequestRecord } from './request-scop
 
 export type { RequestRecord } from './request-scope';
 export { currentRequest } from './request-scope';
-
-/** What a subscriber receives: the record as it ends (do not keep or change it). */
-export type FinishedRequest = Readonly<Omit<RequestRecord, 'startedAt' | 'finished'>>;
-type Listener = (request: FinishedRequest) => void;
-
-const listeners: Listener[] = [];
-
-/** Calls `listener` once per finished request; returns the unsubscription. */
-export function onRequestFinished(listener: Listener): () => void {
-  listeners.push(listener);
-  return () => {
-    const at = listeners.indexOf(listener);
-    if (at >= 0) listeners.splice(at, 1);
-  };
-}
 
 /** `req_` and 32 hex digits: the X-Request-Id of every answer and the request_id of its log lines. */
 export function freshRequestId(): string {
@@ -186,13 +171,6 @@ function finish(record: RequestRecord, req: Request): void {
   record.finished = true;
   record.durationMs = Math.round((performance.now() - record.startedAt) * 100) / 100;
   if (record.status < 400) record.errorCode = undefined;
-  for (const listener of listeners) {
-    try {
-      listener(record);
-    } catch (error) {
-      logger().warn({ request_id: record.requestId, err: error }, 'request listener failed');
-    }
-  }
   const log = logger();
   if (!log.isLevelEnabled('info')) return;
   log.info(

@@ -12,6 +12,7 @@ import {
 } from '@opentelemetry/api';
 import { setStatementHook, type StatementInfo } from '@/db/statement-hook';
 import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { currentRequest } from './request-scope';
 import { tracingConfigured } from './tracing-config';
 
 /**
@@ -147,8 +148,9 @@ const headerGetter: TextMapGetter<Headers> = {
 };
 
 /**
- * The span of one API request, around everything else the request does (the log line
- * and the metrics are written inside it, so they can read its trace id). It is named and
+ * The span of one API request, around everything else the request does (the metrics are
+ * recorded inside it; the request's log record, opened outside by the route's observer,
+ * is given its trace id here). It is named and
  * given its route by `setRequestRoute` once the router has matched the path, and ends
  * when the response body has been sent (an export streams long after the handler
  * returned), with the response's status.
@@ -178,6 +180,10 @@ export async function traceApiRequest(req: Request, serve: (req: Request) => Pro
     },
     parent,
   );
+  // The request's log line names this span's trace (its observer read the active span
+  // before this one existed: under next start Next.js's span of the same trace, elsewhere none).
+  const record = currentRequest();
+  if (record) record.traceId = span.spanContext().traceId;
   let response: Response;
   try {
     response = await context.with(trace.setSpan(parent, span).setValue(REQUEST_SPAN, { span, method } satisfies RequestSpan), serve, undefined, req);
@@ -251,5 +257,6 @@ function endWhenSent(body: ReadableStream<Uint8Array>, span: Span): ReadableStre
       end();
       await reader.cancel(reason);
     },
-  });
+    // No read-ahead: a page is read from the database only when the client takes the last one.
+  }, { highWaterMark: 0 });
 }

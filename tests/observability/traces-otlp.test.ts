@@ -8,11 +8,13 @@ import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { setProcessDatabase } from '@/server/database';
 import { normalizeAddress } from '@/server/http/client-address';
 import { startTracing } from '@/server/observability/otel';
+import { observed } from '@/server/observability/request';
 import { currentTraceId, traceApiRequest } from '@/server/observability/tracing';
 import { handleApiRequest } from '@/server/rest/router';
 import { sendWebhook } from '@/server/webhooks/sender';
 import { apiRequest, CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
 import { configureForFile } from '../helpers/config';
+import { captureLogs } from '../helpers/logs';
 import { createTestDatabase, describeDriver } from '../helpers/db';
 import { startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from '../helpers/otlp-receiver';
 import { newApiKey } from '../helpers/tokens';
@@ -161,6 +163,22 @@ describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
     expect(inside.api).toBe(inside.ours);
     await spansOf(inside.ours!, (s) => s.length === 1);
     expect(currentTraceId()).toBeUndefined();
+  });
+
+  it("the request's log line carries the trace id of its exported request span (the route's observer opens the record before the span)", async () => {
+    const { key } = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'traces log' });
+    const logs = captureLogs('info');
+    try {
+      const res = await observed('/api/v1/[[...path]]', handleApiRequest)(apiRequest('GET', '/contracts?limit=1', { key }));
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const line = logs.entries.find((entry) => entry.request_id === res.headers.get('x-request-id') && entry.route === '/api/v1/contracts');
+      expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
+      const spans = await spansOf(String(line!.trace_id), (s) => s.some((span) => span.attributes['http.route'] === '/api/v1/contracts'));
+      expect(requestSpanOf(spans)?.attributes['http.response.status_code']).toBe(200);
+    } finally {
+      logs.restore();
+    }
   });
 
   it("a webhook delivery is a root span whose traceparent the receiver gets, without the URL's path", async () => {
