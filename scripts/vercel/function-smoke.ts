@@ -58,8 +58,19 @@ http.createServer((req, res) => handler(req, res)).listen(0, '127.0.0.1', functi
 
 interface Served {
   port: number;
-  output: () => string;
+  /** What the function printed so far, once it has been quiet for a moment (see `quiet`). */
+  output: () => Promise<string>;
   stop: () => void;
+}
+
+/**
+ * Resolves once `lastOutputAt()` is `quietMs` in the past (at most `maxMs` from now): what a
+ * function printed before it answered (a failed read's ENOENT) travels on a pipe that this
+ * process may read after the HTTP answer.
+ */
+async function quiet(lastOutputAt: () => number, quietMs = 250, maxMs = 3000): Promise<void> {
+  const until = Date.now() + maxMs;
+  while (Date.now() < until && Date.now() - lastOutputAt() < quietMs) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 function serve(dir: string, env: Record<string, string>): Promise<Served> {
@@ -73,6 +84,7 @@ function serve(dir: string, env: Record<string, string>): Promise<Served> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let lastOutputAt = Date.now();
     const stop = () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     };
@@ -82,10 +94,11 @@ function serve(dir: string, env: Record<string, string>): Promise<Served> {
     }, 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      lastOutputAt = Date.now();
       const port = /^port (\d+)$/m.exec(output)?.[1];
       if (port) {
         clearTimeout(timer);
-        resolve({ port: Number(port), output: () => output, stop });
+        resolve({ port: Number(port), output: async () => (await quiet(() => lastOutputAt), output), stop });
       }
     };
     child.stdout.on('data', onData);
@@ -151,7 +164,7 @@ export async function smokeFunctions(outputDir: string, projectDir: string, plan
             result = await attempt(served.port, request);
           }
           // The function's own log says why (a missing file shows as ENOENT there).
-          if (!result.ok) result.detail += `\n    function output:\n${lastLines(served.output(), 20)}`;
+          if (!result.ok) result.detail += `\n    function output:\n${lastLines(await served.output(), 20)}`;
           results.push({ route, request: request.path, ...result });
         }
       }
