@@ -1,6 +1,6 @@
 import 'server-only';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { enforceRateLimit } from '@/server/access/rate-limit';
+import { sameSecret } from '@/server/access/shared-secret';
 import { config } from '@/server/config';
 import { AppError, toAppError } from '@/server/errors';
 import { clientAddressOf } from '@/server/http/client-address';
@@ -42,10 +42,4 @@ export async function handleMetricsRequest(req: Request): Promise<Response> {
 /** The token of `Authorization: Bearer <token>` (the scheme in any case, RFC 9110 11.1), or "". */
 function bearerOf(headers: Headers): string {
   return /^bearer +(.+)$/i.exec(headers.get('authorization')?.trim() ?? '')?.[1]?.trim() ?? '';
-}
-
-/** Constant-time comparison (of SHA-256 digests, so the lengths match and leak nothing). */
-function sameSecret(presented: string, expected: string): boolean {
-  const digest = (text: string) => new Uint8Array(createHash('sha256').update(text).digest());
-  return timingSafeEqual(digest(presented), digest(expected));
 }

@@ -112,14 +112,14 @@ async function routeApiRequest(req: Request, matched: { template: string }): Pro
   const headers = apiHeaders(requestId);
   const path = new URL(req.url).pathname.slice(API_PREFIX.length) || '/';
   const route = apiRoutes().find((r) => r.pattern.test(path));
-  // The template, never the path: a feed's path holds its token, and paths with ids would
-  // make one route of every contract.
-  if (route) setRequestRoute(`${API_PREFIX}${route.path}`);
   if (!route) {
     return errorResponse(new AppError('not_found', `No such endpoint: ${req.method} ${API_PREFIX}${path.slice(0, 200)}`), requestId, headers);
   }
+  // The template, never the path, for the metrics, the log line and the span: a feed's path
+  // holds its token, and paths with ids would make one route of every contract.
   matched.template = route.template;
-  setTraceRoute(`${API_PREFIX}${route.path}`, `${API_PREFIX}${path}`);
+  setRequestRoute(route.template);
+  setTraceRoute(route.template, `${API_PREFIX}${path}`);
   if (!route.methods.includes(req.method)) {
     return route.wrongMethod?.(req, requestId, headers) ?? methodNotAllowed(req.method, route.methods, requestId, headers);
   }

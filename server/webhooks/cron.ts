@@ -1,6 +1,6 @@
 import 'server-only';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { enforceRateLimit } from '@/server/access/rate-limit';
+import { sameSecret } from '@/server/access/shared-secret';
 import { config } from '@/server/config';
 import { getDatabase } from '@/server/database';
 import { AppError, toAppError } from '@/server/errors';
@@ -46,10 +46,4 @@ export async function handleCronRequest(req: Request): Promise<Response> {
   } catch (error) {
     return errorResponse(toAppError(error, requestId), requestId, headers);
   }
-}
-
-/** Constant-time comparison (of SHA-256 digests, so the lengths match). */
-function sameSecret(presented: string, expected: string): boolean {
-  const digest = (text: string) => new Uint8Array(createHash('sha256').update(text).digest());
-  return timingSafeEqual(digest(presented), digest(expected));
 }
