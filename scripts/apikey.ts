@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import type { Database } from '@/db/client';
-import { selectTokenOwner } from '@/db/queries/tokens';
+import { selectTokenById } from '@/db/queries/tokens';
 import { users } from '@/db/schema';
-import { createToken, listTokens, revokeToken } from '@/server/access/tokens';
+import { createToken, listTokens, revokeTokenById } from '@/server/access/tokens';
 import { normalizeEmail } from '@/server/auth/users';
 import { getDatabase } from '@/server/database';
 import { AppError } from '@/server/errors';
@@ -75,9 +75,8 @@ runScript(async () => {
         );
       }
     } else {
-      const owner = await selectTokenOwner(db, 'api_key', values.id!);
-      if (!owner) throw new UsageError(`No API key with the id ${values.id}.`);
-      const revoked = await revokeToken(db, 'api_key', owner, values.id!);
+      if (!(await selectTokenById(db, 'api_key', values.id!))) throw new UsageError(`No API key with the id ${values.id}.`);
+      const revoked = await revokeTokenById(db, 'api_key', values.id!);
       console.log(`Revoked "${revoked.name}" (${revoked.hint}).`);
     }
   } catch (error) {

@@ -1,6 +1,6 @@
 import { router } from './init';
 import { contractsRouter } from './routers/contracts';
-import { apiKeysRouter, calendarFeedsRouter } from './routers/tokens';
+import { apiKeysRouter, calendarFeedsRouter, organizationKeysRouter } from './routers/tokens';
 import { webhooksRouter } from './routers/webhooks';
 
 /**
@@ -16,6 +16,7 @@ export const restRouter = router({
 export const internalRouter = router({
   apiKeys: apiKeysRouter,
   calendarFeeds: calendarFeedsRouter,
+  organizationKeys: organizationKeysRouter,
   webhooks: webhooksRouter,
 });
 
