@@ -148,6 +148,10 @@ const envSchema = logSchema.extend({
   RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(60),
   RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: positiveInt(10),
   RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(900),
+  // "Forgot password?" requests per client address, and e-mails about one account (sign-up
+  // verifications, sign-up attempts, reset links) per account, per hour (server/auth/account-limits.ts).
+  RATE_LIMIT_PASSWORD_RESET_PER_HOUR: positiveInt(10),
+  RATE_LIMIT_ACCOUNT_MAIL_PER_HOUR: positiveInt(5),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
   // Where the client address of the failed-authentication limit comes from (server/http/client-address.ts).
   TRUSTED_PROXY_HOPS: proxyHops,
@@ -177,6 +181,12 @@ const envSchema = logSchema.extend({
   // "off": no metrics recorded (and no /api/metrics): the bench's switch to measure what
   // observability costs, side by side with "on" (docs/operations.md).
   OBSERVABILITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  // Mail (server/mail/): SMTP_URL (smtp://user:pass@host:587 or smtps://…) and MAIL_FROM to
+  // send; without SMTP_URL, development logs each message and writes it to .data/mail/, and
+  // production refuses to start unless MAIL_TRANSPORT=log (server/mail/settings.ts).
+  SMTP_URL: url(['smtp:', 'smtps:']),
+  MAIL_FROM: optionalString.refine((v) => v === undefined || /^[^\r\n]{1,320}$/.test(v), { message: 'must be one address, such as "Contract Data API <no-reply@example.com>"' }),
+  MAIL_TRANSPORT: z.enum(['smtp', 'log'], { message: 'must be smtp or log' }).optional(),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -229,6 +239,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
   if (c.TRUSTED_PROXY_HOPS !== undefined && c.CLIENT_ADDRESS_HEADER) {
     problems.push('CLIENT_ADDRESS_HEADER and TRUSTED_PROXY_HOPS are two ways to find the client address: set one of them');
   }
+  if (c.SMTP_URL && !c.MAIL_FROM) problems.push('MAIL_FROM is required with SMTP_URL: the address messages are sent from, such as "Contract Data API <no-reply@example.com>"');
+  if (c.MAIL_TRANSPORT === 'smtp' && !c.SMTP_URL) problems.push('MAIL_TRANSPORT=smtp needs SMTP_URL (smtp://user:pass@host:587 or smtps://…) and MAIL_FROM');
   if (c.NODE_ENV === 'production' && !c.AUTH_SECRET) {
     problems.push(
       'AUTH_SECRET is required in production (generate one with: openssl rand -base64 32)',
@@ -287,6 +299,10 @@ export function parseConfig(env: Record<string, string | undefined>) {
       // either limit is refused before any hash (server/auth/sign-in-limit.ts).
       signInAddress: { limit: c.RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS },
       signInAccount: { limit: c.RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS },
+      // Each request for a reset link costs a lookup and may send an e-mail; each e-mail about
+      // an account lands in someone's inbox: both are bounded before any work is done.
+      passwordResetAddress: { limit: c.RATE_LIMIT_PASSWORD_RESET_PER_HOUR, windowSeconds: 3600 },
+      accountMail: { limit: c.RATE_LIMIT_ACCOUNT_MAIL_PER_HOUR, windowSeconds: 3600 },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     clientAddress: clientAddressSource(c),
@@ -303,6 +319,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
       cronSecret: c.CRON_SECRET,
     },
     observability: c.OBSERVABILITY !== 'off',
+    mail: {
+      smtpUrl: c.MAIL_TRANSPORT === 'log' ? undefined : c.SMTP_URL,
+      from: c.MAIL_FROM,
+      // log: on purpose, never sent (MAIL_TRANSPORT=log); undefined: decided by server/mail/settings.ts.
+      logOnly: c.MAIL_TRANSPORT === 'log',
+      onVercel: c.VERCEL === '1',
+    },
     metricsToken: c.METRICS_TOKEN,
   };
 }

@@ -16,7 +16,7 @@ import {
 } from '@/server/access/keys';
 import { listTokens, revokeToken } from '@/server/access/tokens';
 import { validatedPublicOrigin } from '@/server/http/public-origin';
-import { protectedProcedure, router } from '../init';
+import { protectedProcedure, router, verifiedProcedure } from '../init';
 
 /**
  * The settings pages' management of tokens, for the signed-in user (the app's own
@@ -33,7 +33,8 @@ export const apiKeysRouter = router({
   list: protectedProcedure.query(({ ctx }) => listTokens(ctx.db, 'api_key', ctx.user.id)),
   /** The user's organisations with their role (the create dialog: access choices, and owner choices where owner/admin). */
   organizations: protectedProcedure.query(({ ctx }) => selectMemberships(ctx.db, ctx.user.id)),
-  create: protectedProcedure
+  // Not before the address is verified (server/auth/verification.ts).
+  create: verifiedProcedure
     .input(
       z.object({
         name,
@@ -79,7 +80,7 @@ export const organizationKeysRouter = router({
 /** A feed's token is shown once, inside the feed's addresses (https and webcal). */
 export const calendarFeedsRouter = router({
   list: protectedProcedure.query(({ ctx }) => listTokens(ctx.db, 'calendar_feed', ctx.user.id)),
-  create: protectedProcedure.input(z.object({ name, access: accessInput.optional() })).mutation(async ({ ctx, input }) => {
+  create: verifiedProcedure.input(z.object({ name, access: accessInput.optional() })).mutation(async ({ ctx, input }) => {
     const created = await createCalendarFeed(ctx.db, ctx.user.id, input);
     const url = feedUrlOf(validatedPublicOrigin(ctx.headers), created.secret);
     return { ...created, url, webcalUrl: webcalUrlOf(url) };
