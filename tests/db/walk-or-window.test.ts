@@ -76,7 +76,7 @@ const CASES: { filters: ContractFilters; field: SortField }[] = [
 ];
 
 describe('a date window sorted by the other date: each path walks or reads its window', () => {
-  it('has the paths this test needs: one with WINDOW_FEW_MATCHES or more, one with a few, one with none', () => {
+  it('has the paths this test needs: one with WINDOW_FEW_MATCHES or more, one with a few, one with none', async () => {
     const perPath = (f: ContractFilters) => [null, ...ORGS].map((org) => rows.filter((r) => r.organizationId === org && naiveMatches(r, f)).length);
     for (const filters of [EXPIRING, RENEWING]) {
       const [personal, few, none] = perPath(filters);
@@ -85,6 +85,13 @@ describe('a date window sorted by the other date: each path walks or reads its w
       expect(few).toBeLessThan(20);
       expect(none).toBe(0);
     }
+    // The choice reads the per-day counters: they agree (the personal path walks, the first organisation reads its window).
+    const [counted] = await handle.query<{ personal: string; few: string }>(
+      `select sum(n) filter (where personal) as personal, sum(n) filter (where scope_id = '${ORGS[0]}') as few
+       from contract_date_counts where kind = 'e' and day between '2027-03-01' and '2027-03-31'`,
+    );
+    expect(Number(counted!.personal)).toBe(perPath(EXPIRING)[0]);
+    expect(Number(counted!.few)).toBe(perPath(EXPIRING)[1]);
   });
 
   it('chooses only for a window sorted by the other date', () => {
