@@ -165,7 +165,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
   if (!shape || matchesNothing(filters)) return undefined;
   const sort = page.sort ?? DEFAULT_ORDER;
   const offset = page.offset ?? 0;
-  const filter = filterShape(filters);
+  const filter = withNullKeys(filterShape(filters), filters, sort);
   const cursor = page.after ? afterCursor(sort, page.after) : undefined;
   const choice = rangeChoice(filter, sort);
   const walkOrRange = choice !== undefined;
@@ -183,6 +183,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     ...(hasOffset ? ['offset'] : []),
     ...(cursor ? [cursor.name] : []),
     ...(choice ? [choice.name] : []),
+    ...(filter.clauses.length > filter.names.length ? ['null-keys'] : []),
   ].join(' ');
   const build = (db: Database) => {
     const paths = accessPaths(shape);
@@ -312,6 +313,23 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
   };
   const prepareOnServer = isCommonFilterShape(filter) && sort.field === DEFAULT_ORDER.field && sort.descending === DEFAULT_ORDER.descending;
   return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values, prepareOnServer };
+}
+
+/** The sorts on extracted data: the API shows them (and sorts by them) only once a contract is completed. */
+const EXTRACTED_SORTS = new Set<Sort['field']>(['expiration_date', 'renewal_date', 'contract_value']);
+
+/**
+ * With a status other than `completed`, every row's key of a sort on extracted data is
+ * null (expressions.ts: the key is shown only once completed), so the clause `key IS NULL`
+ * changes no answer; it lets each path's walk start at the null range of the sort's index
+ * instead of passing every completed contract first (nulls come last in both directions):
+ * `organization_id&status=processing&sort=-renewal_date` read a whole organisation (50 ms
+ * at 2M), `updated_since&status=processing&sort=-renewal_date` 85 ms. Appended after the
+ * named clauses, so that their positions (`names`) are unchanged; the statement's name says so.
+ */
+function withNullKeys(filter: FilterShape, filters: ContractFilters, sort: Sort): FilterShape {
+  if (filters.status === undefined || filters.status === 'completed' || !EXTRACTED_SORTS.has(sort.field)) return filter;
+  return { ...filter, clauses: [...filter.clauses, sql`${SORT_KEYS[sort.field].expression} IS NULL`] };
 }
 
 /** Each access path's key in the counter tables, in the order of accessPaths(). */
