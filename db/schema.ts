@@ -148,21 +148,52 @@ export const contracts = pgTable(
     // the API shows, which exist only for completed contracts: the indexes hold exactly
     // that expression (db/queries/contracts/expressions.ts builds the same one), ascending
     // with nulls last, the order of sort=expiration_date and sort=renewal_date.
+    //
+    // They also cover a window read by the OTHER date (migration 0012): the trailing
+    // columns (status, both dates, auto_renewal; after id, so the order is unchanged) let a
+    // window's range be read index-only and sorted by the other date
+    // (db/queries/contracts/page.ts, WINDOW_FEW_MATCHES). Postgres uses an index-only scan
+    // for an expression only when its columns are in the index too. Drizzle cannot write
+    // INCLUDE, hence key columns.
     index('contracts_personal_expiration_idx')
-      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN expiration_date END)`, t.id)
+      .on(
+        t.ownerId,
+        sql`(CASE WHEN status = 'completed' THEN expiration_date END)`,
+        t.id,
+        t.status,
+        t.expirationDate,
+        t.renewalDate,
+        t.autoRenewal,
+      )
       .where(sql`${t.organizationId} IS NULL`),
     index('contracts_organization_expiration_idx').on(
       t.organizationId,
       sql`(CASE WHEN status = 'completed' THEN expiration_date END)`,
       t.id,
+      t.status,
+      t.expirationDate,
+      t.renewalDate,
+      t.autoRenewal,
     ),
     index('contracts_personal_renewal_idx')
-      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN renewal_date END)`, t.id)
+      .on(
+        t.ownerId,
+        sql`(CASE WHEN status = 'completed' THEN renewal_date END)`,
+        t.id,
+        t.status,
+        t.expirationDate,
+        t.renewalDate,
+        t.autoRenewal,
+      )
       .where(sql`${t.organizationId} IS NULL`),
     index('contracts_organization_renewal_idx').on(
       t.organizationId,
       sql`(CASE WHEN status = 'completed' THEN renewal_date END)`,
       t.id,
+      t.status,
+      t.expirationDate,
+      t.renewalDate,
+      t.autoRenewal,
     ),
     // The other direction of the date sorts (sort=-expiration_date, -renewal_date): nulls
     // still last, so a backward scan of the ascending index cannot serve it.

@@ -85,75 +85,181 @@ function insertContracts(from: number, count: number, owner: SQL, organization: 
     ON CONFLICT (id) DO NOTHING`;
 }
 
-export async function seedScale(db: Database, contracts: number): Promise<ScalePlan> {
+/** Rows a single INSERT writes: small enough that progress moves every second or two. */
+const CHUNK_ROWS = 100_000;
+
+export interface SeedScaleOptions {
+  /** Receives one line of progress at each step and every `progressEveryMs` during one. */
+  onProgress?: (line: string) => void;
+  /** Default 5 s: a long seed says it is alive at least every 10 s. */
+  progressEveryMs?: number;
+  /** Rows per INSERT (default 100,000; tests pass fewer to cross chunk boundaries). */
+  chunkRows?: number;
+}
+
+/** A step that failed: its message names the step, the database's error is its cause. */
+export class SeedStepError extends Error {
+  constructor(
+    readonly step: string,
+    cause: unknown,
+  ) {
+    super(`the scale seed failed at step "${step}": ${innermostMessage(cause)}`, { cause });
+  }
+}
+
+// The database's own words: Drizzle wraps them in "Failed query: <the whole statement>".
+function innermostMessage(error: unknown): string {
+  let inner = error;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
+/**
+ * Seeds the scale dataset. Give it a handle of ONE connection (the seed script opens one):
+ * every step first sets `statement_timeout = 0` for that session or transaction, so neither
+ * the bulk load, the index builds nor VACUUM ANALYZE runs under the API's request timeout
+ * (DATABASE_STATEMENT_TIMEOUT_MS, or a role's setting behind a pooler).
+ *
+ * What a failure leaves: users, organisations and memberships are one transaction; the
+ * contracts, with the secondary indexes dropped and rebuilt, are another (a failure rolls
+ * all of it back, indexes included); maintenance comes after. Every insert skips rows that
+ * exist, and a rerun whose last contract is present skips the load and goes straight to
+ * the maintenance, so a rerun always finishes what a failed run left.
+ */
+export async function seedScale(db: Database, contracts: number, options: SeedScaleOptions = {}): Promise<ScalePlan> {
   const plan = scalePlan(contracts);
+  const started = Date.now();
+  const say = options.onProgress ?? (() => {});
+  let step = 'starting';
+  let written = 0;
+  const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  const status = () => `[${elapsed()}] ${step}; contracts written: ${written.toLocaleString('en')} of ${plan.contracts.toLocaleString('en')}`;
+  const heartbeat = setInterval(() => say(status()), options.progressEveryMs ?? 5_000);
+  heartbeat.unref?.();
+  const run = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    step = name;
+    say(status());
+    try {
+      return await work();
+    } catch (error) {
+      // The innermost step names the failure (`step` is the last one begun: the commit of
+      // the load is its own).
+      throw error instanceof SeedStepError ? error : new SeedStepError(step, error);
+    }
+  };
+  try {
+    await run('lifting the statement timeout for this session', () => db.execute(sql`SET statement_timeout = 0`));
+    await loadScale(db, plan, run, (rows) => (written += rows), options.chunkRows ?? CHUNK_ROWS);
+    // Fresh statistics and a visibility map, so plans and index-only counts are realistic.
+    // VACUUM cannot run in a transaction: the session's own timeout is lifted just before.
+    for (const table of ['contracts', 'memberships', 'contract_counts', 'contract_date_counts', 'contract_updated_counts']) {
+      await run(`VACUUM ANALYZE ${table}`, async () => {
+        await db.execute(sql`SET statement_timeout = 0`);
+        await db.execute(sql.raw(`VACUUM ANALYZE ${table}`));
+      });
+    }
+    step = 'done';
+    say(`[${elapsed()}] done`);
+    return plan;
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+type Step = <T>(name: string, work: () => Promise<T>) => Promise<T>;
+
+async function loadScale(db: Database, plan: ScalePlan, run: Step, wrote: (rows: number) => void, chunkRows: number): Promise<void> {
   const passwordHash = await bcrypt.hash(DEMO_PASSWORD, PASSWORD_HASH_COST);
   const firstSharedOrg = plan.heavyOrgs + 2; // orgs 1..5 heavy, 6 typical, 7.. shared
   const sharedOrgs = Math.max(1, plan.organizations - firstSharedOrg + 1);
 
-  await db.transaction(async (tx) => {
-    // A bulk load, not a request: the API's statement timeout does not apply.
-    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
-    await tx.execute(sql`
-      INSERT INTO users (id, email, name, password_hash, created_at)
-      SELECT ${userId(sql`j`)}, 'user' || j || '@scale.example.com', 'Scale User ' || j, ${passwordHash},
-             timestamptz '2026-01-01 00:00:00+00'
-      FROM generate_series(1, ${plan.users}::int) AS j
-      UNION ALL SELECT ${userId(sql`'heavy'`)}, ${SCALE_CALLERS.heavy}, 'Heavy Caller', ${passwordHash}, timestamptz '2026-01-01 00:00:00+00'
-      UNION ALL SELECT ${userId(sql`'typical'`)}, ${SCALE_CALLERS.typical}, 'Typical Caller', ${passwordHash}, timestamptz '2026-01-01 00:00:00+00'
-      ON CONFLICT DO NOTHING`);
-    await tx.execute(sql`
-      INSERT INTO organizations (id, name, created_at)
-      SELECT ${orgId(sql`k`)}, 'Scale Organisation ' || k, timestamptz '2026-01-01 00:00:00+00'
-      FROM generate_series(1, ${plan.organizations}::int) AS k
-      ON CONFLICT DO NOTHING`);
-    await tx.execute(sql`
-      INSERT INTO memberships (user_id, organization_id, role)
-      SELECT ${userId(sql`'heavy'`)}, ${orgId(sql`k`)}, 'member'::membership_role FROM generate_series(1, ${plan.heavyOrgs}::int) AS k
-      UNION ALL SELECT ${userId(sql`'typical'`)}, ${orgId(sql`${plan.heavyOrgs + 1}`)}, 'member'
-      -- every regular user is in two of the shared organisations
-      UNION ALL SELECT ${userId(sql`j`)}, ${orgId(sql`${firstSharedOrg} + j % ${sharedOrgs}`)}, 'member'
+  await run('users, organisations and memberships', () =>
+    db.transaction(async (tx) => {
+      // A bulk load, not a request: the API's statement timeout does not apply.
+      await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+      await tx.execute(sql`
+        INSERT INTO users (id, email, name, password_hash, created_at)
+        SELECT ${userId(sql`j`)}, 'user' || j || '@scale.example.com', 'Scale User ' || j, ${passwordHash},
+               timestamptz '2026-01-01 00:00:00+00'
         FROM generate_series(1, ${plan.users}::int) AS j
-      UNION ALL SELECT ${userId(sql`j`)}, ${orgId(sql`${firstSharedOrg} + (j * 7 + 3) % ${sharedOrgs}`)}, 'member'
-        FROM generate_series(1, ${plan.users}::int) AS j
-      ON CONFLICT DO NOTHING`);
+        UNION ALL SELECT ${userId(sql`'heavy'`)}, ${SCALE_CALLERS.heavy}, 'Heavy Caller', ${passwordHash}, timestamptz '2026-01-01 00:00:00+00'
+        UNION ALL SELECT ${userId(sql`'typical'`)}, ${SCALE_CALLERS.typical}, 'Typical Caller', ${passwordHash}, timestamptz '2026-01-01 00:00:00+00'
+        ON CONFLICT DO NOTHING`);
+      await tx.execute(sql`
+        INSERT INTO organizations (id, name, created_at)
+        SELECT ${orgId(sql`k`)}, 'Scale Organisation ' || k, timestamptz '2026-01-01 00:00:00+00'
+        FROM generate_series(1, ${plan.organizations}::int) AS k
+        ON CONFLICT DO NOTHING`);
+      await tx.execute(sql`
+        INSERT INTO memberships (user_id, organization_id, role)
+        SELECT ${userId(sql`'heavy'`)}, ${orgId(sql`k`)}, 'member'::membership_role FROM generate_series(1, ${plan.heavyOrgs}::int) AS k
+        UNION ALL SELECT ${userId(sql`'typical'`)}, ${orgId(sql`${plan.heavyOrgs + 1}`)}, 'member'
+        -- every regular user is in two of the shared organisations
+        UNION ALL SELECT ${userId(sql`j`)}, ${orgId(sql`${firstSharedOrg} + j % ${sharedOrgs}`)}, 'member'
+          FROM generate_series(1, ${plan.users}::int) AS j
+        UNION ALL SELECT ${userId(sql`j`)}, ${orgId(sql`${firstSharedOrg} + (j * 7 + 3) % ${sharedOrgs}`)}, 'member'
+          FROM generate_series(1, ${plan.users}::int) AS j
+        ON CONFLICT DO NOTHING`);
+      }),
+  );
 
-    // A bulk load builds the secondary indexes once at the end (a sort each) instead of
-    // updating a dozen B-trees and a trigram index row by row: at 2,000,000 contracts that
-    // is several times faster. The primary key stays (ON CONFLICT needs it). The statements
-    // come from the catalogue, so they are always the migrations' own.
-    await tx.execute(sql`SET LOCAL maintenance_work_mem = '256MB'`);
-    const indexRows = await executeRows<{ name: string; definition: string }>(tx as unknown as Database, sql`
-      SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
-      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-      WHERE i.indrelid = 'contracts'::regclass AND NOT i.indisprimary AND NOT i.indisunique`);
-    for (const { name } of indexRows) await tx.execute(sql`DROP INDEX ${sql.identifier(name)}`);
+  // The load commits as one transaction: its last contract present means all of it is.
+  const [last] = await run('contracts: looking for an earlier complete load', () =>
+    executeRows<{ present: boolean }>(
+      db,
+      sql`SELECT EXISTS (SELECT 1 FROM contracts WHERE id = ${uuidOf(sql`'scale-contract:' || ${plan.contracts}::int`)}) AS present`,
+    ),
+  );
+  if (last?.present) {
+    wrote(plan.contracts);
+    await run('contracts already loaded by an earlier run: on to the maintenance', async () => {});
+    return;
+  }
 
-    let next = 1;
-    const segment = async (count: number, owner: SQL, organization: SQL) => {
-      if (count <= 0) return;
-      await tx.execute(insertContracts(next, count, owner, organization));
-      next += count;
-    };
-    await segment(plan.heavyPersonal, userId(sql`'heavy'`), sql`NULL::uuid`);
-    for (let k = 1; k <= plan.heavyOrgs; k++) {
-      await segment(plan.heavyOrgSize, userId(sql`'heavy'`), orgId(sql`${k}`));
-    }
-    await segment(plan.typicalPersonal, userId(sql`'typical'`), sql`NULL::uuid`);
-    await segment(plan.typicalOrgSize, userId(sql`'typical'`), orgId(sql`${plan.heavyOrgs + 1}`));
-    const rest = plan.contracts - (next - 1);
-    const personal = Math.floor(rest / 2);
-    // The rest: half personal contracts spread over the regular users, half spread over
-    // the shared organisations.
-    await segment(personal, userId(sql`1 + i % ${plan.users}`), sql`NULL::uuid`);
-    await segment(rest - personal, userId(sql`1 + i % ${plan.users}`), orgId(sql`${firstSharedOrg} + i % ${sharedOrgs}`));
-    for (const { definition } of indexRows) await tx.execute(sql.raw(definition));
-  });
-  // Fresh statistics and a visibility map, so plans and index-only counts are realistic.
-  await db.execute(sql`VACUUM ANALYZE contracts`);
-  await db.execute(sql`VACUUM ANALYZE memberships`);
-  await db.execute(sql`VACUUM ANALYZE contract_counts`);
-  await db.execute(sql`VACUUM ANALYZE contract_date_counts`);
-  await db.execute(sql`VACUUM ANALYZE contract_updated_counts`);
-  return plan;
+  await run('contracts: dropping the secondary indexes (one transaction with the load and the index builds)', () =>
+    db.transaction(async (tx) => {
+      await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+      // A bulk load builds the secondary indexes once at the end (a sort each) instead of
+      // updating a dozen B-trees and a trigram index row by row: at 2,000,000 contracts that
+      // is several times faster. The primary key stays (ON CONFLICT needs it). The statements
+      // come from the catalogue, so they are always the migrations' own.
+      await tx.execute(sql`SET LOCAL maintenance_work_mem = '256MB'`);
+      const indexRows = await executeRows<{ name: string; definition: string }>(tx as unknown as Database, sql`
+        SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = 'contracts'::regclass AND NOT i.indisprimary AND NOT i.indisunique
+        ORDER BY c.relname`);
+      for (const { name } of indexRows) await tx.execute(sql`DROP INDEX ${sql.identifier(name)}`);
+
+      let next = 1;
+      const segment = async (count: number, owner: SQL, organization: SQL) => {
+        // In chunks, so that the progress moves; the numbering (and so every row) is the same.
+        for (let done = 0; done < count; done += chunkRows) {
+          const rows = Math.min(chunkRows, count - done);
+          await run(`contracts: inserting rows ${next + done} to ${next + done + rows - 1}`, () =>
+            tx.execute(insertContracts(next + done, rows, owner, organization)),
+          );
+          wrote(rows);
+        }
+        next += Math.max(0, count);
+      };
+      await segment(plan.heavyPersonal, userId(sql`'heavy'`), sql`NULL::uuid`);
+      for (let k = 1; k <= plan.heavyOrgs; k++) {
+        await segment(plan.heavyOrgSize, userId(sql`'heavy'`), orgId(sql`${k}`));
+      }
+      await segment(plan.typicalPersonal, userId(sql`'typical'`), sql`NULL::uuid`);
+      await segment(plan.typicalOrgSize, userId(sql`'typical'`), orgId(sql`${plan.heavyOrgs + 1}`));
+      const rest = plan.contracts - (next - 1);
+      const personal = Math.floor(rest / 2);
+      // The rest: half personal contracts spread over the regular users, half spread over
+      // the shared organisations.
+      await segment(personal, userId(sql`1 + i % ${plan.users}`), sql`NULL::uuid`);
+      await segment(rest - personal, userId(sql`1 + i % ${plan.users}`), orgId(sql`${firstSharedOrg} + i % ${sharedOrgs}`));
+      for (const [n, { name, definition }] of indexRows.entries()) {
+        await run(`contracts: building index ${n + 1} of ${indexRows.length} (${name})`, () => tx.execute(sql.raw(definition)));
+      }
+      // Names the commit as the step under way (a failure there is reported as such).
+      await run('contracts: committing', async () => {});
+      }),
+  );
 }

@@ -72,6 +72,14 @@ function* nodes(node: PlanNode): Generator<PlanNode> {
   for (const child of node.Plans ?? []) yield* nodes(child);
 }
 
+/**
+ * A window sorted by the other date (this one) lets each path with few rows in the window
+ * read them and sort them (page.ts, walk-or-window), where the cursor's two ranges are one
+ * condition (`key after … OR key IS NULL`) over at most WINDOW_FEW_MATCHES rows, not a
+ * walk. The walks' null ranges (a condition of their own) are what must never run.
+ */
+const isWindowRead = (n: PlanNode) => [n['Index Cond'], n.Filter].some((c) => c !== undefined && / OR \(?\(?CASE[^]*END IS NULL/.test(c));
+
 const SORTS = (['expiration_date', 'renewal_date', 'contract_value'] as const).flatMap((field) => [false, true].map((descending) => ({ field, descending })));
 
 describe('a page after a non-null key of a nullable sort', () => {
@@ -92,7 +100,7 @@ describe('a page after a non-null key of a nullable sort', () => {
     const [result] = await handle.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
     const raw = result!['QUERY PLAN'];
     const plan = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
-    const nullScans = [...nodes(plan[0].Plan)].filter((n) => [n['Index Cond'], n.Filter, n['Recheck Cond']].some((c) => c !== undefined && /END IS NULL/.test(c)));
+    const nullScans = [...nodes(plan[0].Plan)].filter((n) => [n['Index Cond'], n.Filter, n['Recheck Cond']].some((c) => c !== undefined && /END\)? IS NULL/.test(c)) && !isWindowRead(n));
     expect(nullScans.length).toBeGreaterThanOrEqual(3);
     for (const scan of nullScans) expect({ node: scan['Node Type'], loops: scan['Actual Loops'] }).toEqual({ node: scan['Node Type'], loops: 0 });
     // And the page itself is right.
@@ -106,6 +114,8 @@ describe('a page after a non-null key of a nullable sort', () => {
   describe.each([
     { name: 'no filter', filters: {} as ContractFilters },
     { name: 'renewal window', filters: RENEWING },
+    // Every key null (shown only once completed): the walks start at the null range (page.ts, withNullKeys).
+    { name: 'status pending', filters: { status: 'pending' } as ContractFilters },
   ])('$name', ({ filters }) => {
     it.each(SORTS)('sort $field descending=$descending: the page after every row is the naive sort', async (sort) => {
       const want = naiveOrder(rows, filters, sort.field, sort.descending);
@@ -120,7 +130,11 @@ describe('a page after a non-null key of a nullable sort', () => {
       }
       // The boundary is in the list: the keys run out before its end (no filter), or not at all (the window).
       const nulls = all.filter((r) => r.sortKeyText === null).length;
-      if (filters.renewalFrom === undefined) expect(nulls).toBeGreaterThan(0);
+      if (filters.status === 'pending') {
+        expect(nulls).toBe(all.length);
+        expect(all.length).toBeGreaterThan(5);
+        expect(contractPageStatement(scope, filters, { limit: 5, sort })!.name).toMatch(/ null-keys$/);
+      } else if (filters.renewalFrom === undefined) expect(nulls).toBeGreaterThan(0);
       else if (sort.field !== 'contract_value') expect(nulls).toBe(0);
     });
   });

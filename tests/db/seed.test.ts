@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '@/db/client';
+import { openPostgres, type DatabaseHandle } from '@/db/client';
 import { selectContract } from '@/db/queries/contracts/by-id';
 import { countContracts } from '@/db/queries/contracts/count';
 import { selectContractPage, type Cursor } from '@/db/queries/contracts/page';
 import { selectMemberships } from '@/db/queries/memberships';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, resetData, seedDemo } from '@/db/seed/demo';
+import { SeedStepError, seedScale } from '@/db/seed/scale';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
-import { createTestDatabase } from '../helpers/db';
+import { createTestDatabase, describeDriver, PREPARE } from '../helpers/db';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -116,4 +117,89 @@ describe('access query on the demo data', () => {
     const bobPersonal = demoContractRows().find((c) => c.ownerId === DEMO_USERS.bob.id && !c.organizationId)!;
     expect(await selectContract(handle.db, alice, bobPersonal.id!)).toBeUndefined();
   });
+});
+
+describe('scale seed: progress, no statement timeout, a failure a rerun finishes', () => {
+  const N = 3_000;
+  // Only the scale seed's contracts (the demo's ids are not made from 'scale-contract:').
+  const scaleContracts = async (db: DatabaseHandle) =>
+    Number(
+      (
+        await db.query<{ n: string }>(
+          `select count(*) as n from contracts where id in (select overlay(overlay(md5('scale-contract:' || i) placing '4' from 13) placing '8' from 17)::uuid from generate_series(1, ${N}) i)`,
+        )
+      )[0]!.n,
+    );
+  const indexes = async (db: DatabaseHandle) =>
+    (await db.query<{ name: string }>(`select indexname as name from pg_indexes where tablename = 'contracts' order by 1`)).map((r) => r.name);
+
+  // The seed's own connection: one session, under a 1 ms statement timeout (the app's
+  // request bound, as a role or a startup parameter would carry it; behind a pooler,
+  // DATABASE_PREPARE=false, also SET LOCAL at each transaction's start). Every index build
+  // and VACUUM ANALYZE takes longer than 1 ms. The timeout is set once the connection is
+  // open: postgres.js's own type lookup at connect would otherwise be cancelled.
+  let seedDb: DatabaseHandle;
+  beforeAll(async () => {
+    const url = (handle as DatabaseHandle & { url?: string }).url;
+    if (!url) {
+      seedDb = handle;
+      return;
+    }
+    seedDb = await openPostgres(url, { max: 1, prepare: PREPARE, statementTimeoutMs: PREPARE ? undefined : 1 });
+    await seedDb.query('select 1');
+    await seedDb.query('SET statement_timeout = 1');
+  });
+  afterAll(async () => {
+    if (seedDb && seedDb !== handle) await seedDb.close();
+  });
+
+  it('a failing step is named, rolls the load back whole (indexes kept), and a rerun completes it', async () => {
+    const indexesBefore = await indexes(handle);
+    expect(indexesBefore.length).toBeGreaterThan(10);
+    // A row the load cannot write: contract number 2,500 (past the first chunks of 1,000).
+    await handle.query(`ALTER TABLE contracts ADD CONSTRAINT seed_test_refuses CHECK (file_name <> 'contract-2500.pdf') NOT VALID`);
+    const failed = await seedScale(seedDb.db, N, { chunkRows: 1_000 }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(SeedStepError);
+    // The step names the INSERT whose rows hold number 2,500.
+    const [, from, to] = /^contracts: inserting rows (\d+) to (\d+)$/.exec((failed as SeedStepError).step) ?? [];
+    expect(Number(from)).toBeLessThanOrEqual(2_500);
+    expect(Number(to)).toBeGreaterThanOrEqual(2_500);
+    expect((failed as Error).message).toContain('seed_test_refuses');
+    expect(await scaleContracts(handle)).toBe(0);
+    expect(await indexes(handle)).toEqual(indexesBefore);
+
+    await handle.query(`ALTER TABLE contracts DROP CONSTRAINT seed_test_refuses`);
+    const lines: string[] = [];
+    const plan = await seedScale(seedDb.db, N, { chunkRows: 1_000, progressEveryMs: 20, onProgress: (line) => lines.push(line) });
+    expect(await scaleContracts(handle)).toBe(N);
+    expect(await indexes(handle)).toEqual(indexesBefore);
+    // The heavy caller's contracts, as the plan says.
+    const [heavy] = await handle.query<{ n: string }>(
+      `select count(*) as n from contracts c join users u on u.id = c.owner_id where u.email = 'heavy@scale.example.com'`,
+    );
+    expect(Number(heavy!.n)).toBe(plan.heavyPersonal + plan.heavyOrgs * plan.heavyOrgSize);
+    // Progress: the rows written, the step under way and the time since the start.
+    const inserting = lines.map((l) => /^\[\d+\.\d s\] contracts: inserting rows (\d+) to \d+; contracts written: ([\d,]+) of 3,000$/.exec(l)).filter((m) => m !== null);
+    // Each chunk reports the rows written before it.
+    expect(inserting.length).toBeGreaterThan(5);
+    expect(inserting.every(([, from, written]) => Number(from) - 1 === Number(written!.replace(/,/g, '')))).toBe(true);
+    expect(lines.some((l) => /contracts: building index \d+ of \d+ \(contracts_/.test(l))).toBe(true);
+    expect(lines.some((l) => /VACUUM ANALYZE contracts; contracts written: 3,000 of 3,000/.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^\[\d+\.\d s\] done$/);
+    if (describeDriver() === 'postgres') {
+      // VACUUM ANALYZE ran to the end under the 1 ms timeout: the table has fresh statistics.
+      const [stats] = await handle.query<{ vacuumed: boolean; analyzed: boolean }>(
+        `select last_vacuum is not null as vacuumed, last_analyze is not null as analyzed from pg_stat_user_tables where relname = 'contracts'`,
+      );
+      expect(stats).toEqual({ vacuumed: true, analyzed: true });
+    }
+  }, 120_000);
+
+  it('a rerun of a completed seed skips the load and only refreshes the statistics', async () => {
+    const lines: string[] = [];
+    await seedScale(seedDb.db, N, { onProgress: (line) => lines.push(line) });
+    expect(lines.some((l) => l.includes('contracts already loaded by an earlier run'))).toBe(true);
+    expect(lines.some((l) => l.includes('inserting rows'))).toBe(false);
+    expect(await scaleContracts(handle)).toBe(N);
+  }, 60_000);
 });

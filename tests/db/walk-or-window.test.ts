@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { contractPageStatement, selectContractPage, WINDOW_FEW_MATCHES, type Cursor } from '@/db/queries/contracts/page';
+import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
+import type { SortField } from '@/lib/contracts';
+import { createTestDatabase } from '../helpers/db';
+import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
+
+/**
+ * A date window sorted by the other date reads each access path one of two ways, chosen
+ * per path by how many of its rows are in the window (page.ts, WINDOW_FEW_MATCHES): a walk
+ * of the sort's index, or the window's range read from its covering index, sorted, and the
+ * page's rows read by id. Here the personal path has more rows in the windows than
+ * WINDOW_FEW_MATCHES (walked), one organisation a few (its range, with null keys, ties and
+ * rows whose status hides their dates) and the other none: every page, by offset and by
+ * cursor in both directions, must be the naive sort of the matching rows.
+ */
+
+let handle: DatabaseHandle;
+const USER = '00000000-0000-4000-8000-0000000f0001';
+const ORGS = ['00000000-0000-4000-8000-0000000f00a1', '00000000-0000-4000-8000-0000000f00a2'] as const;
+const scope = { userId: USER, organizationIds: [...ORGS] };
+
+const MANY = WINDOW_FEW_MATCHES + 2_500;
+const rows: NewContract[] = [];
+
+function row(i: number, organizationId: string | null, inWindows: boolean, status: NewContract['status']): NewContract {
+  return {
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    ownerId: USER,
+    organizationId,
+    title: 'window',
+    status,
+    fileName: 'f.pdf',
+    fileSize: 1,
+    createdAt: new Date(Date.UTC(2026, 0, 1, 0, (i * 13) % 97)),
+    updatedAt: new Date(Date.UTC(2026, 5, 1 + (i % 20))),
+    // Few distinct dates: many ties, broken by id.
+    expirationDate: inWindows ? `2027-03-${String(1 + ((i * 5) % 31)).padStart(2, '0')}` : `2028-0${1 + (i % 9)}-15`,
+    renewalDate: i % 11 === 0 ? null : inWindows ? `2027-02-${String(1 + ((i * 3) % 28)).padStart(2, '0')}` : '2028-06-01',
+    autoRenewal: i % 10 === 0 ? null : i % 10 !== 5,
+  };
+}
+
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  await handle.db.insert(users).values({ id: USER, email: 'walk-or-window@example.com' });
+  await handle.db.insert(organizations).values(ORGS.map((id, i) => ({ id, name: `Window ${i}` })));
+  await handle.db.insert(memberships).values(ORGS.map((organizationId) => ({ userId: USER, organizationId })));
+  let i = 0;
+  // Personal: MANY completed rows in both windows, and some outside (before them in a descending walk).
+  for (let n = 0; n < MANY; n++) rows.push(row(++i, null, true, 'completed'));
+  for (let n = 0; n < 100; n++) rows.push(row(++i, null, false, n % 2 ? 'completed' : 'pending'));
+  // First organisation: 9 rows with window dates (2 pending: their dates are not shown, so not in a window), 150 outside.
+  for (let n = 0; n < 9; n++) rows.push(row(++i, ORGS[0], true, n < 2 ? 'pending' : 'completed'));
+  for (let n = 0; n < 150; n++) rows.push(row(++i, ORGS[0], false, n % 3 ? 'completed' : 'failed'));
+  // Second organisation: none in the windows.
+  for (let n = 0; n < 40; n++) rows.push(row(++i, ORGS[1], false, 'completed'));
+  for (let at = 0; at < rows.length; at += 1000) await handle.db.insert(contracts).values(rows.slice(at, at + 1000));
+  await handle.query('VACUUM ANALYZE contracts');
+}, 120_000);
+afterAll(async () => handle?.close());
+
+const EXPIRING = { expirationFrom: '2027-03-01', expirationTo: '2027-03-31' };
+const RENEWING = { renewalFrom: '2027-02-01', renewalTo: '2027-02-28' };
+const CASES: { filters: ContractFilters; field: SortField }[] = [
+  { filters: EXPIRING, field: 'renewal_date' },
+  { filters: { expirationTo: '2027-03-25' }, field: 'renewal_date' },
+  { filters: RENEWING, field: 'expiration_date' },
+  { filters: { ...EXPIRING, status: 'completed' }, field: 'renewal_date' },
+  { filters: { ...EXPIRING, autoRenewal: true }, field: 'renewal_date' },
+  { filters: { ...RENEWING, autoRenewal: false }, field: 'expiration_date' },
+  { filters: { ...EXPIRING, organizationId: ORGS[0] }, field: 'renewal_date' },
+  { filters: { ...EXPIRING, ...RENEWING }, field: 'renewal_date' },
+];
+
+describe('a date window sorted by the other date: each path walks or reads its window', () => {
+  it('has the paths this test needs: one with WINDOW_FEW_MATCHES or more, one with a few, one with none', async () => {
+    const perPath = (f: ContractFilters) => [null, ...ORGS].map((org) => rows.filter((r) => r.organizationId === org && naiveMatches(r, f)).length);
+    for (const filters of [EXPIRING, RENEWING]) {
+      const [personal, few, none] = perPath(filters);
+      expect(personal).toBeGreaterThanOrEqual(WINDOW_FEW_MATCHES);
+      expect(few).toBeGreaterThan(3);
+      expect(few).toBeLessThan(20);
+      expect(none).toBe(0);
+    }
+    // The choice reads the per-day counters: they agree (the personal path walks, the first organisation reads its window).
+    const [counted] = await handle.query<{ personal: string; few: string }>(
+      `select sum(n) filter (where personal) as personal, sum(n) filter (where scope_id = '${ORGS[0]}') as few
+       from contract_date_counts where kind = 'e' and day between '2027-03-01' and '2027-03-31'`,
+    );
+    expect(Number(counted!.personal)).toBe(perPath(EXPIRING)[0]);
+    expect(Number(counted!.few)).toBe(perPath(EXPIRING)[1]);
+  });
+
+  it('chooses only for a window sorted by the other date', () => {
+    const name = (filters: ContractFilters, field: SortField) => contractPageStatement(scope, filters, { limit: 10, sort: { field, descending: true } })!.name;
+    expect(name(EXPIRING, 'renewal_date')).toMatch(/ walk-or-window$/);
+    expect(name(RENEWING, 'expiration_date')).toMatch(/ walk-or-window$/);
+    expect(name(EXPIRING, 'expiration_date')).not.toMatch(/walk-or/);
+    expect(name(EXPIRING, 'created_at')).not.toMatch(/walk-or/);
+    expect(name(RENEWING, 'title')).not.toMatch(/walk-or/);
+    // updated_since keeps its own choice.
+    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toMatch(/ walk-or-range$/);
+  });
+
+  describe.each(CASES)('$filters sorted by $field', ({ filters, field }) => {
+    it.each([false, true])(
+      'descending=%s: the full list, offset pages and a cursor walk are the naive sort',
+      async (descending) => {
+        const sort = { field, descending };
+        const want = naiveOrder(rows, filters, field, descending);
+        expect(contractPageStatement(scope, filters, { limit: 10, sort })!.name).toMatch(/ walk-or-window$/);
+        expect((await selectContractPage(handle.db, scope, filters, { limit: MANY + 100, sort })).map((r) => r.id)).toEqual(want);
+        for (const offset of [0, 3, 50, MANY - 20]) {
+          const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
+          expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));
+        }
+        const walked: string[] = [];
+        let after: Cursor | undefined;
+        for (let i = 0; i < 100; i++) {
+          const page = await selectContractPage(handle.db, scope, filters, { limit: 997, sort, after });
+          walked.push(...page.map((r) => r.id));
+          if (page.length < 997) break;
+          const last = page.at(-1)!;
+          after = { key: last.sortKeyText, id: last.id };
+        }
+        expect(walked).toEqual(want);
+        // A short cursor walk through the small path alone (every page from its range).
+        if (filters.organizationId) {
+          const small: string[] = [];
+          let at: Cursor | undefined;
+          for (let i = 0; i < 20; i++) {
+            const page = await selectContractPage(handle.db, scope, filters, { limit: 2, sort, after: at });
+            small.push(...page.map((r) => r.id));
+            if (page.length < 2) break;
+            at = { key: page.at(-1)!.sortKeyText, id: page.at(-1)!.id };
+          }
+          expect(small).toEqual(want);
+        }
+      },
+      180_000,
+    );
+  });
+});
