@@ -2,7 +2,7 @@
  * Runs once when the server starts. On Node.js it registers OpenTelemetry when an OTLP
  * endpoint is configured (nothing at all otherwise: docs/operations.md, "Traces"), then
  * validates the configuration, so a wrong environment variable stops `next start` with a
- * message that names it, and starts the webhook worker.
+ * message that names it, starts the webhook worker, and logs page requests.
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME === 'nodejs') {
@@ -12,5 +12,8 @@ export async function register() {
       startTracing();
     }
     await import('./server/startup');
+    // A log line per page request (server/observability/page-requests.ts).
+    const { logPageRequests } = await import('./server/observability/page-requests');
+    logPageRequests();
   }
 }

@@ -5,7 +5,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
 import { postgresJsUrl } from './connection-url';
 import * as schema from './schema';
-import { operationOf, statementHook } from './statement-hook';
+import { nameStatement, statementStarted, watched } from './statement-hook';
 
 /**
  * Opening a database and running statements on it. This layer takes its settings as
@@ -76,7 +76,10 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // Without named statements the pool is taken to sit behind a transaction-mode pooler.
   let client = options.prepare === false ? withoutPipelining(pool) : pool;
   if (behindPooler && options.statementTimeoutMs) client = withTransactionTimeout(client, options.statementTimeoutMs);
+  const opened: { db?: Database } = {};
+  client = watchedStatements(client, () => opened.db);
   const db = drizzle({ client, schema, casing: undefined });
+  opened.db = db as unknown as Database;
   const listener = options.listenUrl ? listenerOn(postgres, options.listenUrl, applicationName) : undefined;
   const handle: DatabaseHandle = {
     db: db as unknown as Database,
@@ -142,6 +145,50 @@ function listenerOn(postgres: PostgresFactory, url: string, applicationName: str
 }
 
 type PostgresFactory = typeof import('postgres');
+
+/**
+ * The client with every statement sent through it told to the statement hooks
+ * (db/statement-hook.ts: a span each when tracing, statements in flight when counting):
+ * its `unsafe`, by which Drizzle sends everything (builders, prepared statements,
+ * `execute`, migrations) and `query` too, and the same on each transaction's and
+ * savepoint's connection. With tracing and metrics off a statement costs two reads of
+ * globalThis here.
+ */
+function watchedStatements<S extends Sql | TransactionSql>(client: S, dbOf: () => Database | undefined): S {
+  const unsafe = ((text: string, ...rest: unknown[]) => {
+    const query = (client.unsafe as (text: string, ...rest: unknown[]) => PromiseLike<unknown>)(text, ...rest);
+    const done = statementStarted(dbOf(), text);
+    return done ? watched(query, done) : query;
+  }) as Sql['unsafe'];
+  type Scope = (tx: TransactionSql) => unknown;
+  const scoped = (args: unknown[]) => args.map((arg) => (typeof arg === 'function' ? (tx: TransactionSql) => (arg as Scope)(watchedStatements(tx, dbOf)) : arg));
+  const begin = (...args: unknown[]) => (client as Sql).begin(...(scoped(args) as Parameters<Sql['begin']>));
+  const savepoint = (...args: unknown[]) => (client as TransactionSql).savepoint(...(scoped(args) as Parameters<TransactionSql['savepoint']>));
+  return new Proxy(client, {
+    get: (target, property, receiver) =>
+      property === 'unsafe' ? unsafe : property === 'begin' ? begin : property === 'savepoint' ? savepoint : Reflect.get(target, property, receiver),
+  });
+}
+
+/** The same for PGlite: its `query`, and that of each transaction (Drizzle's two ways in). */
+function watchPglite(client: PGliteClient, dbOf: () => Database | undefined): void {
+  const watchQuery = (target: { query: PGliteClient['query'] }) => {
+    const query = target.query.bind(target);
+    target.query = ((text: string, ...rest: unknown[]) => {
+      const done = statementStarted(dbOf(), text);
+      const running = (query as (text: string, ...rest: unknown[]) => Promise<unknown>)(text, ...rest);
+      return done ? watched(running, done) : running;
+    }) as PGliteClient['query'];
+  };
+  watchQuery(client);
+  const transaction = client.transaction.bind(client);
+  client.transaction = ((scope: (tx: Parameters<Parameters<PGliteClient['transaction']>[0]>[0]) => Promise<unknown>) =>
+    transaction((tx) => {
+      watchQuery(tx);
+      return scope(tx);
+    })) as PGliteClient['transaction'];
+}
+type PGliteClient = import('@electric-sql/pglite').PGlite;
 
 /**
  * Behind a pooler, every transaction begins with `SET LOCAL statement_timeout`: the
@@ -231,7 +278,10 @@ export async function openPglite(dir?: string, options: { loadDataDir?: Blob; mi
     loadDataDir: options.loadDataDir,
     extensions: await pgliteExtensions(),
   });
+  const opened: { db?: Database } = {};
+  watchPglite(client, () => opened.db);
   const db = drizzle({ client, schema }) as unknown as Database;
+  opened.db = db;
   await migrateDatabase(db, 'pglite', options.migrationsFolder);
   return {
     db,
@@ -288,16 +338,8 @@ export async function openDatabase(settings: DatabaseSettings): Promise<Database
  * the two drivers parse other types differently.
  */
 export async function executeRows<T>(db: Database, query: SQL): Promise<T[]> {
-  const hook = statementHook();
-  const result = (await (hook ? hook({ name: undefined, operation: operationOfSql(query) }, () => db.execute(query)) : db.execute(query))) as unknown;
+  const result = (await db.execute(query)) as unknown;
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
-}
-
-/** The operation of a SQL template from its first literal part (its text is not built here). */
-function operationOfSql(query: SQL): string {
-  const first = query.queryChunks[0] as { value?: unknown } | undefined;
-  const text = Array.isArray(first?.value) ? first.value.join('') : '';
-  return operationOf(text);
 }
 
 /** A query whose parameters are `sql.placeholder()`s, as Drizzle's select builders are. */
@@ -382,55 +424,12 @@ function runPrepared<TResult>(db: Database, statement: Statement<TResult>): Prom
     // SQL text is still built once here, and each execution is an unnamed statement.
     prepared = statement.build(db).prepare((statement.prepareOnServer === false ? undefined : statement.name) as string);
     installFlatRowMapper(prepared);
+    // Its spans are named after it (db/statement-hook.ts).
+    const text = (prepared as { queryString?: string }).queryString;
+    if (text) nameStatement(text, statement.name);
     cache.set(statement.name, prepared);
   }
-  const run = prepared;
-  const done = (globalThis as WithStatementObserver)[STATEMENT_OBSERVER]?.(db);
-  // Tracing (db/statement-hook.ts): undefined unless server/ turned it on.
-  const hook = statementHook();
-  const running = hook
-    ? hook({ name: statement.name, operation: preparedOperation(run) }, () => run.execute(statement.values) as Promise<TResult>)
-    : (run.execute(statement.values) as Promise<TResult>);
-  return done ? observed(running, done) : running;
-}
-
-const OPERATIONS = new WeakMap<Prepared, string>();
-/** The operation of a prepared statement, read once from the SQL text Drizzle built for it. */
-function preparedOperation(prepared: Prepared): string {
-  let operation = OPERATIONS.get(prepared);
-  if (operation === undefined) {
-    operation = operationOf((prepared as { queryString?: string }).queryString ?? '');
-    OPERATIONS.set(prepared, operation);
-  }
-  return operation;
-}
-
-/**
- * Told of every statement runStatement sends, on the database that runs it (a replica's
- * read run again on its primary is two statements): returns what to call when it ends,
- * with its error if it failed. server/observability counts statements in flight per pool
- * and statement timeouts with it (db/ imports nothing from server/, so server/ registers
- * it). Kept on globalThis: Next.js may evaluate this module once per bundle layer.
- */
-export type StatementObserver = (db: Database) => (error?: unknown) => void;
-const STATEMENT_OBSERVER = Symbol.for('contract-data-api.statement-observer');
-type WithStatementObserver = typeof globalThis & { [STATEMENT_OBSERVER]?: StatementObserver };
-
-export function observeStatements(observer: StatementObserver | undefined): void {
-  (globalThis as WithStatementObserver)[STATEMENT_OBSERVER] = observer;
-}
-
-function observed<T>(running: Promise<T>, done: (error?: unknown) => void): Promise<T> {
-  return running.then(
-    (value) => {
-      done();
-      return value;
-    },
-    (error: unknown) => {
-      done(error);
-      throw error;
-    },
-  );
+  return prepared.execute(statement.values) as Promise<TResult>;
 }
 
 // Row mapping -------------------------------------------------------------------------------

@@ -8,9 +8,13 @@ import { currentRequest } from './request-scope';
  * info) and `LOG_FORMAT` (json, or pretty for a terminal: the default of `npm run dev`).
  * docs/operations.md "Logs" lists the fields.
  *
- * - Written synchronously to fd 1 (sonic-boom, sync): no worker thread (pino's transports
- *   run in one, which breaks under Next.js's bundling and on Vercel), and no buffer to
- *   lose when a serverless function is frozen or the process exits.
+ * - Written to fd 1 by sonic-boom in this thread: no worker thread (pino's transports run
+ *   in one, which breaks under Next.js's bundling and on Vercel). A long-running server
+ *   (`next start`) gathers lines and writes them together, at 8 KiB or every 100 ms and
+ *   when the process exits: one write(2) a line was most of what observing a request cost
+ *   (docs/benchmarks.md, "What observability costs"). On a serverless platform (Vercel,
+ *   AWS Lambda) each line is written at once: a function frozen after its answer would
+ *   keep its buffer until its next request, or lose it.
  * - pretty is pino-pretty's stream in this thread, loaded only when asked for (it costs
  *   tens of milliseconds to load, which a production cold start need not pay).
  * - Every line written while a request is served carries its request_id (the mixin reads
@@ -52,7 +56,34 @@ function createLogger(settings: LogSettings, destination?: DestinationStream): L
   };
   if (destination) return pino(options, destination);
   if (settings.format === 'pretty') return pino(options, prettyStream());
-  return pino(options, pino.destination({ dest: 1, sync: true }));
+  return pino(options, stdoutDestination());
+}
+
+/** Lines gathered up to this many bytes before a write (a list request's line is about 400). */
+const BUFFER_BYTES = 8192;
+/** ...and written at the latest this long after the first of them. */
+const FLUSH_INTERVAL_MS = 100;
+
+function stdoutDestination(): DestinationStream {
+  if (serverless(process.env)) return pino.destination({ dest: 1, sync: true });
+  // sync: each write, when it happens, is a plain write(2): nothing in flight to lose at exit.
+  const destination = pino.destination({ dest: 1, sync: true, minLength: BUFFER_BYTES });
+  const flush = () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout closed (EPIPE): nothing to write to any more.
+    }
+  };
+  setInterval(flush, FLUSH_INTERVAL_MS).unref();
+  // next start exits through process.exit on SIGTERM and SIGINT: 'exit' runs then too.
+  process.once('exit', flush);
+  return destination;
+}
+
+/** Whether the process may be frozen between requests (then no line waits in a buffer). */
+export function serverless(env: Readonly<Record<string, string | undefined>>): boolean {
+  return Boolean(env.VERCEL || env.AWS_LAMBDA_FUNCTION_NAME);
 }
 
 function requestIdOfLine(): { request_id?: string } {

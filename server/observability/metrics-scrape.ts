@@ -15,7 +15,9 @@ type Metrics = ReturnType<typeof processMetrics>;
  */
 export async function renderMetrics(): Promise<{ contentType: string; text: string }> {
   const m = processMetrics();
-  await Promise.all([readPools(m), readWebhookQueue(m)]);
+  // The pools first: read during the queue's count, they would count the scrape's own statement.
+  await readPools(m);
+  await readWebhookQueue(m);
   return { contentType: m.registry.contentType, text: await m.registry.metrics() };
 }
 

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { observeStatements, type Database } from '@/db/client';
+import type { Database } from '@/db/client';
+import { observeStatements } from '@/db/statement-hook';
 import { config } from '@/server/config';
 import { openedDatabases } from '@/server/database';
 import { errorCodeOf } from '@/server/errors';
@@ -147,7 +148,8 @@ function createMetrics(): Metrics {
   for (const kind of ['api_key', 'calendar_feed', 'metrics_token'] satisfies KeyKind[]) metrics.failedKeyAttempts.labels(kind).inc(0);
   for (const outcome of ['succeeded', 'failed', 'skipped', 'error'] satisfies DeliveryOutcome[]) metrics.webhookDeliveries.labels(outcome).inc(0);
   for (const pool of ['primary', 'replica', 'other']) metrics.statementTimeouts.labels(pool).inc(0);
-  observeStatements((db) => {
+  observeStatements((statementDb) => {
+    const db = statementDb as Database;
     metrics.inFlight.set(db, (metrics.inFlight.get(db) ?? 0) + 1);
     return (error) => {
       const left = (metrics.inFlight.get(db) ?? 1) - 1;

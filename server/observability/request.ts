@@ -3,7 +3,7 @@ import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { config } from '@/server/config';
 import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import { logger } from './logger';
-import { currentRequest, requestScope, type RequestRecord } from './request-scope';
+import { currentRequest, inRequestScope, type RequestRecord } from './request-scope';
 
 /**
  * The observation of one request of a route handler: `observeRequest` runs the handler
@@ -54,7 +54,7 @@ export async function observeRequest(meta: RequestMeta, run: () => Promise<Respo
   };
   let response: Response;
   try {
-    response = await requestScope.run(record, run);
+    response = await inRequestScope(record, run);
   } catch (error) {
     // Next.js answers a throwing handler with its own 500.
     record.status = 500;
@@ -193,7 +193,7 @@ function finish(record: RequestRecord, req: Request): void {
 }
 
 /** The address the configuration trusts (server/http/client-address.ts), or null when nothing can vouch for one. */
-function trustedClientAddress(headers: Headers): string | null {
+export function trustedClientAddress(headers: Headers): string | null {
   try {
     const address = clientAddressOf(headers);
     return address === SHARED_CLIENT_BUCKET ? null : address;
@@ -203,7 +203,7 @@ function trustedClientAddress(headers: Headers): string | null {
 }
 
 /** At most 256 characters: the header is the client's to fill. */
-function userAgentOf(headers: Headers): string | null {
+export function userAgentOf(headers: Headers): string | null {
   const agent = headers.get('user-agent');
   return agent === null ? null : agent.length > 256 ? `${agent.slice(0, 256)}…` : agent;
 }

@@ -118,18 +118,38 @@ export function tracedPages<Page>(pages: AsyncGenerator<Page>, name: string, row
 
 // SQL statements ---------------------------------------------------------------------------
 
-/** A span per statement: db.system.name, db.operation.name and the statement's name, nothing of its values. */
-function traceStatement<T>(statement: StatementInfo, run: () => Promise<T>): Promise<T> {
-  const summary = statement.name ? `${statement.operation} ${statement.name}` : statement.operation;
-  return inSpan(summary, run, {
-    kind: SpanKind.CLIENT,
-    attributes: {
-      'db.system.name': 'postgresql',
-      'db.operation.name': statement.operation,
-      'db.query.summary': summary,
-      ...(statement.name ? { 'db.statement.name': statement.name } : {}),
+/**
+ * A span per statement the app sends, inside a request's span (db/client.ts tells every
+ * statement here, whichever way it is sent: Drizzle's builders, transactions, prepared
+ * statements, raw SQL): db.system.name, db.operation.name, the table it names first and
+ * the statement's name when it has one; nothing of its values or its text. Its parent is
+ * the span active when the statement is sent, so a transaction's statements are
+ * children of their request's span too.
+ */
+function traceStatement(statement: StatementInfo): ((error?: unknown) => void) | undefined {
+  const parent = context.active();
+  if (!trace.getSpan(parent)) return undefined;
+  // Semantic conventions' summary: "{operation} {target}", the statement's name standing for its target.
+  const target = statement.name ?? statement.collection;
+  const summary = target ? `${statement.operation} ${target}` : statement.operation;
+  const span = tracer().startSpan(
+    summary,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'db.system.name': 'postgresql',
+        'db.operation.name': statement.operation,
+        'db.query.summary': summary,
+        ...(statement.collection ? { 'db.collection.name': statement.collection } : {}),
+        ...(statement.name ? { 'db.statement.name': statement.name } : {}),
+      },
     },
-  });
+    parent,
+  );
+  return (error) => {
+    if (error !== undefined) failed(span, error);
+    span.end();
+  };
 }
 
 if (TRACING) setStatementHook(traceStatement);

@@ -6,6 +6,7 @@ import { getDatabase } from '@/server/database';
 import { AppError, toAppError } from '@/server/errors';
 import { clientAddressOf } from '@/server/http/client-address';
 import { apiHeaders, errorResponse, newRequestId, textResponse } from '@/server/http/responses';
+import { traceRoute } from '@/server/observability/tracing';
 import { WebhookWorker, type PassResult } from './worker';
 
 /**
@@ -17,7 +18,12 @@ import { WebhookWorker, type PassResult } from './worker';
  */
 const DRAIN_BUDGET_MS = 45_000;
 
-export async function handleCronRequest(req: Request): Promise<Response> {
+export function handleCronRequest(req: Request): Promise<Response> {
+  // A span, so that the passes' statements and deliveries are seen as one run.
+  return traceRoute(req, '/api/cron/webhooks', serveCronRequest);
+}
+
+async function serveCronRequest(req: Request): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
   const secret = config().webhooks.cronSecret;

@@ -23,6 +23,7 @@ import { pruneMailOutbox, sendDueMail } from '@/server/mail/sender';
 import type { MailTransport } from '@/server/mail/transport';
 import { countWebhookDelivery } from '@/server/observability/metrics';
 import { logger } from '@/server/observability/logger';
+import { inRootSpan } from '@/server/observability/tracing';
 import { DestinationError, parseDestination, type DestinationPolicy, type Resolver } from './destination';
 import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
@@ -291,8 +292,11 @@ export class WebhookWorker {
       let delayMs = pollMs;
       try {
         this.running = true;
+        // A pass woken by a new event is a trace of its own (its statements, its
+        // deliveries); the passes of the poll are not: a trace every 2 s would be noise.
+        const woken = this.notified;
         this.notified = false;
-        await this.runOnce();
+        await (woken ? inRootSpan('webhook pass', () => this.runOnce()) : this.runOnce());
         failures = 0;
         const due = await nextDueAt(this.db);
         if (due) delayMs = Math.min(delayMs, Math.max(0, due.getTime() - this.clock().getTime()));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPostgres, runStatement, type Database, type Statement } from '@/db/client';
 import { fanOutEvents } from '@/db/queries/webhooks';
 import { users } from '@/db/schema';
@@ -317,17 +317,31 @@ describe('the database', () => {
     prepareOnServer: false,
   });
 
-  /** A statement that answers when the test says (the database does nothing meanwhile): exactly `n` in flight, on either driver. */
+  /**
+   * `n` statements in flight at the database, started together, until `release()`: on
+   * Postgres each sleeps a second (the pool runs 4 at once, the others wait for a
+   * connection); PGlite runs one statement at a time, so there a transaction holds the
+   * database while `n` quick statements queue behind it.
+   */
   function heldStatements(n: number) {
-    let release!: () => void;
-    const gate = new Promise<unknown>((resolve) => (release = () => resolve([])));
-    const held: Statement<unknown> = {
-      name: 'metrics test held',
-      build: () => ({ prepare: () => ({ execute: () => gate }), execute: () => gate, toSQL: () => ({ sql: '', params: [] }) }),
-      values: {},
+    const quick = world.handle.driver === 'pglite';
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const holding = quick
+      ? world.handle.db.transaction(async (tx) => {
+          await tx.execute(sql`select 1`);
+          await gate;
+        })
+      : gate;
+    const running = Promise.all(Array.from({ length: n }, (_, i) => runStatement(world.handle.db, sleeper(quick ? 0 : 1, `metrics test held ${i}`))));
+    return {
+      started: new Promise((resolve) => setTimeout(resolve, 200)),
+      release: async () => {
+        open();
+        await holding;
+        return running;
+      },
     };
-    const running = Promise.all(Array.from({ length: n }, () => runStatement(world.handle.db, held)));
-    return { release: () => (release(), running) };
   }
 
   it('shows the statements in flight as connections in use, and those beyond the pool as waiting', async () => {
@@ -340,13 +354,20 @@ describe('the database', () => {
     expect(idle.has('db_replica_in_use')).toBe(false);
 
     const held = heldStatements(6);
+    await held.started;
     const busy = await scrape();
     await held.release();
     expect(busy.value('db_pool_connections_in_use', { pool: 'primary' })).toBe(max);
     expect(busy.value('db_pool_statements_waiting', { pool: 'primary' })).toBe(6 - max);
-    const done = await scrape();
-    expect(done.value('db_pool_connections_in_use', { pool: 'primary' })).toBe(0);
-    expect(done.value('db_pool_statements_waiting', { pool: 'primary' })).toBe(0);
+    // Once the busy scrape's own count of the webhook queue, which queued behind them past its budget, is answered too.
+    await vi.waitFor(
+      async () => {
+        const done = await scrape();
+        expect(done.value('db_pool_connections_in_use', { pool: 'primary' })).toBe(0);
+        expect(done.value('db_pool_statements_waiting', { pool: 'primary' })).toBe(0);
+      },
+      { timeout: 5_000, interval: 100 },
+    );
   });
 
   it.skipIf(!process.env.DATABASE_URL)('counts real statements in flight on the pool (Postgres)', async () => {

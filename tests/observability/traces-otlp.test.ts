@@ -9,7 +9,10 @@ import { setProcessDatabase } from '@/server/database';
 import { normalizeAddress } from '@/server/http/client-address';
 import { startTracing } from '@/server/observability/otel';
 import { observed } from '@/server/observability/request';
-import { currentTraceId, traceApiRequest } from '@/server/observability/tracing';
+import { currentTraceId, traceApiRequest, traceRoute } from '@/server/observability/tracing';
+import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
+import { internalRouter } from '@/server/trpc/root';
+import { handleCronRequest } from '@/server/webhooks/cron';
 import { handleApiRequest } from '@/server/rest/router';
 import { sendWebhook } from '@/server/webhooks/sender';
 import { apiRequest, CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
@@ -37,7 +40,8 @@ const saved = vi.hoisted(() => {
   return previous;
 });
 
-configureForFile({ ...PROXY_CLIENT_ADDRESS });
+const CRON_SECRET = 'a-cron-secret-for-the-trace-tests-0123';
+configureForFile({ ...PROXY_CLIENT_ADDRESS, CRON_SECRET });
 
 let receiver: OtlpReceiver;
 let handle: DatabaseHandle;
@@ -128,7 +132,7 @@ describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
     expect(below.find((s) => s.name === 'rate_limit consume')?.attributes).toMatchObject({ 'app.rate_limit.bucket': 'general', 'app.rate_limit.allowed': true });
     const statements = below.filter((s) => s.attributes['db.system.name'] === 'postgresql');
     expect(statements.map((s) => s.attributes['db.statement.name'])).toEqual(expect.arrayContaining(['access-tokens.by-hash', 'memberships.of-user']));
-    for (const s of statements) {
+    for (const s of statements.filter((span) => span.attributes['db.statement.name'] !== undefined)) {
       expect(s.attributes['db.operation.name']).toBe('SELECT');
       expect(s.name).toBe(`SELECT ${s.attributes['db.statement.name']}`);
     }
@@ -136,6 +140,45 @@ describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
     expect(statements.some((s) => String(s.attributes['db.statement.name']).startsWith('contracts.page'))).toBe(true);
     expect(receiver.raw()).not.toContain(search);
     expect(receiver.raw()).not.toContain(key);
+  });
+
+  it("a Settings action (an API key created through tRPC, in a transaction): each statement Drizzle's builders send is a span below the request's, the transaction's too", async () => {
+    const caller = createCallerFactory(internalRouter)(createInnerContext({ db: handle.db, sessionUser: { ...DEMO_USERS.alice, name: null } }));
+    const name = 'traced-key-name-5d1e';
+    let traceId: string | undefined;
+    const res = await traceRoute(new Request('http://localhost/api/trpc/apiKeys.create', { method: 'POST' }), '/api/trpc/{procedure}', async () => {
+      traceId = currentTraceId();
+      const created = await caller.apiKeys.create({ name });
+      return new Response(JSON.stringify({ created: Boolean(created) }), { status: 200 });
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const spans = await spansOf(traceId!, (s) => s.some((span) => span.attributes['http.route'] === '/api/trpc/{procedure}'));
+    const request = requestSpanOf(spans)!;
+    const below = children(request, spans);
+    const statements = below.filter((s) => s.attributes['db.system.name'] === 'postgresql');
+    // The transaction's lock on the user, then the insert of the key (withUserLocked, db/queries/tokens.ts).
+    expect(statements.find((s) => s.name === 'SELECT users')?.parentSpanId).toBe(request.spanId);
+    const insert = statements.find((s) => s.name === 'INSERT access_tokens');
+    expect(insert?.parentSpanId).toBe(request.spanId);
+    expect(insert?.attributes).toMatchObject({ 'db.operation.name': 'INSERT', 'db.collection.name': 'access_tokens', 'db.query.summary': 'INSERT access_tokens' });
+    expect(insert?.kind).toBe(3); // client
+    // Names and shapes only: never a value the statement carried.
+    expect(receiver.raw()).not.toContain(name);
+  });
+
+  it("a run of the webhook worker (Vercel Cron's call): its statements are spans of the cron request's trace", async () => {
+    const res = await handleCronRequest(new Request('http://localhost/api/cron/webhooks', { headers: { authorization: `Bearer ${CRON_SECRET}` } }));
+    expect(res.status).toBe(200);
+    await res.text();
+    const cronSpan = () => receiver.spans().find((s) => s.attributes['http.route'] === '/api/cron/webhooks');
+    await vi.waitFor(() => expect(cronSpan()).toBeDefined(), { timeout: 10_000 });
+    const spans = await spansOf(cronSpan()!.traceId, (s) => s.some((span) => span.attributes['db.system.name'] === 'postgresql'));
+    const statements = children(cronSpan()!, spans).filter((s) => s.attributes['db.system.name'] === 'postgresql');
+    // The fan-out of events into deliveries and the claim of due deliveries (db/queries/webhooks.ts) ran.
+    expect(statements.length).toBeGreaterThanOrEqual(2);
+    expect(statements.map((s) => s.attributes['db.operation.name'])).toEqual(expect.arrayContaining(['UPDATE']));
+    expect(receiver.raw()).not.toContain(CRON_SECRET);
   });
 
   it("an export: a span per page with its row count, inside the request's span, which ends when the file is read", async () => {

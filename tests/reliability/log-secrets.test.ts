@@ -80,6 +80,8 @@ async function call(method: string, url: string, init: { headers?: Record<string
   const body = Buffer.from(await res.arrayBuffer());
   const requestId = res.headers.get('x-request-id') ?? '';
   sent.push({ requestId, method, status: res.status, bytes: body.length });
+  // The server gathers its lines and writes them within 100 ms (server/observability/logger.ts).
+  if (requestId) await waitFor(() => hasRequestLine(requestId), 2_000);
   return { status: res.status, headers: res.headers, text: body.toString('utf8'), bytes: body.length, requestId };
 }
 
@@ -110,6 +112,22 @@ async function trpc<T>(procedure: string, input: unknown): Promise<T> {
   const res = await call('POST', `/api/trpc/${procedure}`, { session: true, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(input) });
   expect(res.status, `${procedure}: ${res.text}`).toBe(200);
   return (JSON.parse(res.text) as { result: { data: T } }).result.data;
+}
+
+const hasRequestLine = (requestId: string) => output.includes(`"request_id":"${requestId}"`) && jsonLines().some((l) => l.msg === 'request' && l.request_id === requestId);
+
+/** A page as a browser asks for it (not counted in `sent`: a page's line has no byte count when its body is streamed). */
+async function page(method: string, url: string, init: { headers?: Record<string, string>; body?: string; session?: boolean } = {}) {
+  const res = await fetch(`${BASE}${url}`, {
+    method,
+    redirect: 'manual',
+    headers: { 'User-Agent': USER_AGENT, 'X-Forwarded-For': CLIENT, Accept: 'text/html', ...(init.session && cookies ? { Cookie: cookies } : {}), ...init.headers },
+    body: init.body,
+  });
+  await res.arrayBuffer();
+  const requestId = res.headers.get('x-request-id') ?? '';
+  if (requestId) await waitFor(() => hasRequestLine(requestId), 2_000);
+  return { status: res.status, requestId };
 }
 
 /** The request line written under `requestId`. */
@@ -355,6 +373,38 @@ describe('the production server logs one JSON line per request, and no secret', 
     expect(requestLine(download.requestId)).toMatchObject({ route: '/contracts/export', status: 200, bytes: download.bytes });
     const asset = await call('GET', '/docs/api/assets/nothing.js');
     expect(requestLine(asset.requestId)).toMatchObject({ route: '/docs/api/assets/[file]', status: 404 });
+  });
+
+  it("pages: one line each (a GET, a redirect, a 404, a server action), with the page's template and never its path or query", async () => {
+    const queryToken = `page-query-token-${randomBytes(12).toString('hex')}`;
+    secrets.set('a token in a page query', queryToken);
+    const signInPage = await page('GET', `/sign-in?callbackUrl=%2Fsettings&token=${queryToken}`);
+    expect(signInPage.status).toBe(200);
+    expect(signInPage.requestId).toMatch(/^req_[0-9a-f]{32}$/);
+    const line = requestLine(signInPage.requestId);
+    expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/sign-in', status: 200, error_code: null, key_id: null, client_address: CLIENT, user_agent: USER_AGENT });
+    expect(line.duration_ms).toBeGreaterThan(0);
+
+    const contractPath = `/contracts/${randomBytes(16).toString('hex')}`;
+    const contract = await page('GET', contractPath, { session: true });
+    expect(requestLine(contract.requestId)).toMatchObject({ route: '/contracts/[id]', status: contract.status });
+    const settings = await page('GET', '/settings/api-keys');
+    expect([303, 307, 308]).toContain(settings.status);
+    expect(requestLine(settings.requestId)).toMatchObject({ route: '/settings/api-keys', status: settings.status });
+    const missing = await page('GET', `/no/such/page/${queryToken}`);
+    expect(missing.status).toBe(404);
+    expect(requestLine(missing.requestId)).toMatchObject({ route: 'unmatched', status: 404 });
+    // A server action's POST (one that does not exist: Next.js answers it itself).
+    const action = await page('POST', '/sign-in', { headers: { 'Next-Action': '7f00000000000000000000000000000000000000', 'Content-Type': 'text/plain;charset=UTF-8' }, body: '[]' });
+    expect(requestLine(action.requestId)).toMatchObject({ method: 'POST', route: '/sign-in', status: action.status, server_action: true });
+
+    const lines = () => jsonLines().filter((l) => l.msg === 'request');
+    for (const l of lines()) expect(String(l.route)).not.toContain(contractPath.slice(11));
+    // Not logged: the probes, Next.js's static files, the app's icon.
+    const before = lines().length;
+    for (const url of ['/api/health', '/api/health/ready', '/icon.svg']) await fetch(`${BASE}${url}`).then((r) => r.arrayBuffer());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lines().length).toBe(before);
   });
 
   it.skipIf(!postgres)('a database outage (503, logged by code under the request id) and the request deadline (503)', async () => {
