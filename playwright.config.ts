@@ -78,6 +78,10 @@ export default defineConfig({
       RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
       RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '100000',
       RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: '100000',
+      // Production refuses to start without a way to send mail: this server only logs each
+      // message; the specs of the account flows start their own with a test SMTP server
+      // (e2e/support/mail-server.ts).
+      MAIL_TRANSPORT: 'log',
       // e2e/webhooks.spec.ts runs its receiver on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     },

@@ -35,6 +35,10 @@ export const users = pgTable('users', {
   // Carried in every session cookie and compared on each use (server/auth/session-version.ts):
   // sign-out and "sign out everywhere" raise it, so every earlier cookie stops working.
   sessionVersion: integer('session_version').notNull().default(0),
+  // When the owner proved the address is theirs (a verification link, or GitHub's verified
+  // primary address); null: not yet, and API keys, calendar feeds and webhook endpoints are
+  // refused (server/auth/verification.ts). Accounts from before migration 0011 count as verified.
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true, precision: 3 }),
   ...timestamps,
 });
 
@@ -261,7 +265,9 @@ export const contractUpdatedCounts = pgTable(
   (t) => [primaryKey({ columns: [t.scopeId, t.personal, t.day, t.status, t.autoRenewal] })],
 );
 
-export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed']);
+// api_key and calendar_feed are created by users in Settings; email_verification and
+// password_reset are the single-use links the app e-mails (server/access/link-tokens.ts).
+export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed', 'email_verification', 'password_reset']);
 
 // The secret tokens users create in Settings: API keys, and calendar feed tokens (calendar
 // apps cannot send headers, so a feed is read with a token in its URL). One table, one
@@ -442,6 +448,28 @@ export const calendarFeedVersions = pgTable('calendar_feed_versions', {
   etag: varchar('etag', { length: 64 }).notNull(),
   changedAt: timestamp('changed_at', { withTimezone: true, precision: 3 }).notNull(),
 });
+
+// The mail outbox (server/mail/): a message is written in the transaction that decides to
+// send it and sent by the worker, retried when the SMTP server fails. A sent message's row
+// is deleted (its text carries a single-use link); one given up on keeps no body.
+export const mailOutbox = pgTable(
+  'mail_outbox',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    recipient: varchar('recipient', { length: 320 }).notNull(),
+    subject: varchar('subject', { length: 200 }).notNull(),
+    text: text('text').notNull(),
+    html: text('html').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    leaseToken: uuid('lease_token'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, precision: 3 }),
+    lastError: text('last_error'),
+    failedAt: timestamp('failed_at', { withTimezone: true, precision: 3 }),
+    createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [index('mail_outbox_due_idx').on(t.nextAttemptAt).where(sql`${t.failedAt} IS NULL`)],
+);
 
 export type User = typeof users.$inferSelect;
 export type Contract = typeof contracts.$inferSelect;

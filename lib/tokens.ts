@@ -8,6 +8,15 @@
  */
 export type TokenKind = 'api_key' | 'calendar_feed';
 
+/**
+ * The single-use links the app e-mails (server/access/link-tokens.ts), in the same table
+ * and format as the tokens above, with prefixes of their own:
+ * - `cdver_…`: verifies an e-mail address, valid 24 hours;
+ * - `cdpwr_…`: sets a new password, valid 30 minutes, replaced by a newer one and revoked
+ *   by any change of the password.
+ */
+export type LinkTokenKind = 'email_verification' | 'password_reset';
+
 export const TOKEN_NAME_MAX_LENGTH = 64;
 
 /** Active (unrevoked, unexpired) tokens per user and kind. */

@@ -481,6 +481,8 @@ async function startServer(o: Options, databaseUrl: string, redisUrl: string): P
         // As behind a proxy that sets X-Real-IP: the bad-key traffic has an address of its own.
         CLIENT_ADDRESS_HEADER: 'x-real-ip',
         AUTH_SECRET: randomBytes(32).toString('base64url'),
+        // Production refuses to start without a way to send mail; the soak sends none.
+        MAIL_TRANSPORT: 'log',
         RATE_LIMIT_GENERAL_PER_WINDOW: String(GENERAL_PER_MINUTE),
         RATE_LIMIT_GENERAL_WINDOW_SECONDS: '60',
         RATE_LIMIT_EXPORT_PER_WINDOW: String(EXPORTS_PER_HOUR),

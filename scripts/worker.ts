@@ -1,17 +1,21 @@
 import { ConfigError } from '@/server/config';
+import { mailStartupProblems } from '@/server/mail/settings';
 import { getDatabase } from '@/server/database';
 import { logger } from '@/server/observability/logger';
 import { WebhookWorker } from '@/server/webhooks/worker';
 import { UsageError } from './run-script';
 
 /**
- * `npm run worker`: the webhook worker alone, for deployments that run it apart from the
+ * `npm run worker`: the webhook worker (which also sends the mail outbox) alone, for deployments that run it apart from the
  * web servers (start these with WEBHOOK_WORKER=off then, or keep both: several workers
  * never deliver one attempt twice). Stops on SIGTERM or SIGINT after the pass under way.
  * A long-running service: it logs JSON lines on stdout like the web server (LOG_LEVEL,
  * LOG_FORMAT); a mistake in how it was started is a plain message on stderr.
  */
 async function main() {
+  // The worker sends the mail outbox too: the same refusal as the web server's (server/startup.ts).
+  const mailProblems = mailStartupProblems();
+  if (mailProblems.length > 0) throw new ConfigError(mailProblems);
   const handle = await getDatabase();
   if (handle.driver === 'pglite') {
     await handle.close();

@@ -177,6 +177,12 @@ const envSchema = logSchema.extend({
   // "off": no metrics recorded (and no /api/metrics): the bench's switch to measure what
   // observability costs, side by side with "on" (docs/operations.md).
   OBSERVABILITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  // Mail (server/mail/): SMTP_URL (smtp://user:pass@host:587 or smtps://…) and MAIL_FROM to
+  // send; without SMTP_URL, development logs each message and writes it to .data/mail/, and
+  // production refuses to start unless MAIL_TRANSPORT=log (server/mail/settings.ts).
+  SMTP_URL: url(['smtp:', 'smtps:']),
+  MAIL_FROM: optionalString.refine((v) => v === undefined || /^[^\r\n]{1,320}$/.test(v), { message: 'must be one address, such as "Contract Data API <no-reply@example.com>"' }),
+  MAIL_TRANSPORT: z.enum(['smtp', 'log'], { message: 'must be smtp or log' }).optional(),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -229,6 +235,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
   if (c.TRUSTED_PROXY_HOPS !== undefined && c.CLIENT_ADDRESS_HEADER) {
     problems.push('CLIENT_ADDRESS_HEADER and TRUSTED_PROXY_HOPS are two ways to find the client address: set one of them');
   }
+  if (c.SMTP_URL && !c.MAIL_FROM) problems.push('MAIL_FROM is required with SMTP_URL: the address messages are sent from, such as "Contract Data API <no-reply@example.com>"');
+  if (c.MAIL_TRANSPORT === 'smtp' && !c.SMTP_URL) problems.push('MAIL_TRANSPORT=smtp needs SMTP_URL (smtp://user:pass@host:587 or smtps://…) and MAIL_FROM');
   if (c.NODE_ENV === 'production' && !c.AUTH_SECRET) {
     problems.push(
       'AUTH_SECRET is required in production (generate one with: openssl rand -base64 32)',
@@ -303,6 +311,13 @@ export function parseConfig(env: Record<string, string | undefined>) {
       cronSecret: c.CRON_SECRET,
     },
     observability: c.OBSERVABILITY !== 'off',
+    mail: {
+      smtpUrl: c.MAIL_TRANSPORT === 'log' ? undefined : c.SMTP_URL,
+      from: c.MAIL_FROM,
+      // log: on purpose, never sent (MAIL_TRANSPORT=log); undefined: decided by server/mail/settings.ts.
+      logOnly: c.MAIL_TRANSPORT === 'log',
+      onVercel: c.VERCEL === '1',
+    },
     metricsToken: c.METRICS_TOKEN,
   };
 }

@@ -1,10 +1,14 @@
 import { config, ConfigError } from './config';
+import { mailStartupProblems } from './mail/settings';
 import { logger } from './observability/logger';
 import { startProcessWorker } from './webhooks/process-worker';
 
 // Imported once at server start (instrumentation.ts).
 try {
   config();
+  // Not while `next build` evaluates the server: a build needs no way to send mail.
+  const mailProblems = process.env.NEXT_PHASE === 'phase-production-build' ? [] : mailStartupProblems();
+  if (mailProblems.length > 0) throw new ConfigError(mailProblems);
 } catch (error) {
   if (error instanceof ConfigError) {
     try {

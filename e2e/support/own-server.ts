@@ -31,6 +31,9 @@ export async function startOwnServer(port: number, extraEnv: Record<string, stri
       AUTH_SECRET: secret,
       AUTH_TRUST_HOST: 'true',
       RATE_LIMIT_STORE: 'memory',
+      // Production needs a way to send mail: only logged, unless the spec passes SMTP_URL
+      // and MAIL_TRANSPORT=smtp.
+      MAIL_TRANSPORT: 'log',
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

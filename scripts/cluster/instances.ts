@@ -107,6 +107,8 @@ export function instanceEnv(s: State, sec: Secrets): NodeJS.ProcessEnv {
     DATABASE_REPLICA_URL: databaseUrl(s, sec, { database: REPLICA_DATABASE_ALIAS }),
     REDIS_URL: redisUrl(s, sec),
     AUTH_SECRET: sec.authSecret,
+    // Production refuses to start without a way to send mail; the cluster sends none.
+    MAIL_TRANSPORT: 'log',
     // HAProxy appends the address it was connected from (option forwardfor).
     TRUSTED_PROXY_HOPS: '1',
     // Prometheus scrapes each instance with it (docs/operations.md); also in metricsTokenFile(s).

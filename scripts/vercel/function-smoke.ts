@@ -151,6 +151,8 @@ export async function smokeFunctions(outputDir: string, projectDir: string, plan
       served = await serve(dir, {
         AUTH_SECRET: randomBytes(32).toString('base64url'),
         CRON_SECRET: SMOKE_CRON_SECRET,
+        // Production refuses to start without a way to send mail; the smoke test sends none.
+        MAIL_TRANSPORT: 'log',
         PGLITE_DIR: path.join(work, 'data', 'pglite'),
         // The in-process webhook worker is off on Vercel (the cron route drains the queue).
         WEBHOOK_WORKER: 'off',

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { TokenKind } from '@/lib/tokens';
+import type { LinkTokenKind, TokenKind } from '@/lib/tokens';
 
 /**
  * Secret token format, after GitHub's tokens: a prefix that names the product and the
@@ -11,6 +11,7 @@ import type { TokenKind } from '@/lib/tokens';
  *
  *   cdapi_<32 random base62><6 checksum base62>   (44 characters): API keys
  *   cdcal_<32 random base62><6 checksum base62>   (44 characters): calendar feed tokens
+ *   cdver_…, cdpwr_… (44 characters): e-mailed verification and password-reset links
  */
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
@@ -98,9 +99,11 @@ export function tokenFormat(prefix: string): TokenFormat {
 }
 
 /** Each kind of token, with its own prefix. */
-export const TOKEN_FORMATS: Record<TokenKind, TokenFormat> = {
+export const TOKEN_FORMATS: Record<TokenKind | LinkTokenKind, TokenFormat> = {
   api_key: tokenFormat('cdapi_'),
   calendar_feed: tokenFormat('cdcal_'),
+  email_verification: tokenFormat('cdver_'),
+  password_reset: tokenFormat('cdpwr_'),
 };
 
 /**

@@ -35,11 +35,11 @@ export async function handleCronRequest(req: Request): Promise<Response> {
   try {
     const worker = new WebhookWorker({ handle: await getDatabase() });
     const until = Date.now() + DRAIN_BUDGET_MS;
-    const total: PassResult = { fannedOut: 0, attempted: 0, succeeded: 0, upcomingQueued: 0 };
+    const total: PassResult = { fannedOut: 0, attempted: 0, succeeded: 0, upcomingQueued: 0, mailSent: 0 };
     do {
       const pass = await worker.runOnce({ until });
       for (const key of Object.keys(total) as (keyof PassResult)[]) total[key] += pass[key];
-      if (pass.fannedOut === 0 && pass.attempted === 0) break;
+      if (pass.fannedOut === 0 && pass.attempted === 0 && pass.mailSent === 0) break;
     } while (Date.now() < until);
     headers.set('Content-Type', 'application/json; charset=utf-8');
     return textResponse(JSON.stringify({ success: true, data: total }), 200, headers);

@@ -19,6 +19,8 @@ import { webhookSecretBox, type SecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
 import { utcToday } from '@/server/dates';
+import { pruneMailOutbox, sendDueMail } from '@/server/mail/sender';
+import type { MailTransport } from '@/server/mail/transport';
 import { countWebhookDelivery } from '@/server/observability/metrics';
 import { logger } from '@/server/observability/logger';
 import { DestinationError, parseDestination, type DestinationPolicy, type Resolver } from './destination';
@@ -37,7 +39,10 @@ import { queueUpcomingEvents } from './upcoming';
  *    never hold the same one), attempt each, record the result only if the lease is still
  *    ours; a worker that dies after claiming loses nothing: the lease expires and another
  *    worker claims the delivery again, with the same webhook-id;
- * 3. every few minutes, queue the upcoming-date events; every hour, prune old history.
+ * 3. every few minutes, queue the upcoming-date events; every hour, prune old history;
+ * 4. send the mail outbox (server/mail/sender.ts): the same passes drain both queues, so
+ *    wherever webhooks are delivered (in process, `npm run worker`, the cron route) mail
+ *    is sent too; a new message notifies the same channel.
  *
  * `start()` runs passes until `stop()`: at once when Postgres notifies a new event
  * (LISTEN, on the unpooled URL when one is set: db/client.ts), when the next retry is due,
@@ -57,6 +62,8 @@ export interface WorkerOptions {
   timeoutMs?: number;
   /** How often a running worker looks for work without being notified (default 2 s). */
   pollIntervalMs?: number;
+  /** How mail is sent (default: the configured transport, server/mail/transport.ts). */
+  mailTransport?: MailTransport;
   /** Where warnings go: a stable message and its fields (default: the process's logger). */
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }
@@ -74,6 +81,7 @@ export interface PassResult {
   attempted: number;
   succeeded: number;
   upcomingQueued: number;
+  mailSent: number;
 }
 
 export class WebhookWorker {
@@ -112,7 +120,7 @@ export class WebhookWorker {
    * `until` (epoch ms) stops claiming new deliveries after that time (the cron route's budget).
    */
   async runOnce(options: { until?: number } = {}): Promise<PassResult> {
-    const result: PassResult = { fannedOut: 0, attempted: 0, succeeded: 0, upcomingQueued: 0 };
+    const result: PassResult = { fannedOut: 0, attempted: 0, succeeded: 0, upcomingQueued: 0, mailSent: 0 };
     const now = this.clock();
     if (now.getTime() - this.lastUpcoming >= UPCOMING_INTERVAL_MS) {
       this.lastUpcoming = now.getTime();
@@ -130,11 +138,23 @@ export class WebhookWorker {
       result.attempted += outcomes.length;
       result.succeeded += outcomes.filter(Boolean).length;
     }
+    result.mailSent = await this.sendMail(options.until);
     if (now.getTime() - this.lastPrune >= PRUNE_INTERVAL_MS) {
       this.lastPrune = now.getTime();
       await pruneWebhookHistory(this.db, new Date(now.getTime() - HISTORY_DAYS * 86_400_000), utcToday(now));
+      await pruneMailOutbox(this.db, now);
     }
     return result;
+  }
+
+  /** The mail outbox's share of a pass; its failure does not stop the webhooks' (and the reverse). */
+  private async sendMail(until?: number): Promise<number> {
+    try {
+      return (await sendDueMail(this.db, { now: this.clock, transport: this.options.mailTransport, until })).sent;
+    } catch (error) {
+      this.log('mail outbox pass failed', { err: error });
+      return 0;
+    }
   }
 
   /**

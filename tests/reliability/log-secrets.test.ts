@@ -165,6 +165,7 @@ beforeAll(async () => {
       LOG_LEVEL: 'trace', // every line the app can write
       AUTH_SECRET,
       AUTH_TRUST_HOST: 'true',
+      MAIL_TRANSPORT: 'log',
       CRON_SECRET,
       WEBHOOK_ENCRYPTION_KEY,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
