@@ -7,6 +7,8 @@ export interface SessionUser {
   id: string;
   email: string;
   name: string | null;
+  /** How and when this session signed in (seconds since the epoch); absent on sessions issued before they were recorded. */
+  signIn?: { method?: string; at?: number };
 }
 
 /**
@@ -18,7 +20,7 @@ export const currentUser = cache(async (): Promise<SessionUser | undefined> => {
   const session = await auth();
   const user = session?.user;
   if (!user?.id || !user.email) return undefined;
-  return { id: user.id, email: user.email, name: user.name ?? null };
+  return { id: user.id, email: user.email, name: user.name ?? null, signIn: { method: session?.signedInWith, at: session?.signedInAt } };
 });
 
 /** The signed-in user, or a redirect to sign-in that comes back to `returnTo`. */
