@@ -1,5 +1,5 @@
 import type { Database } from '@/db/client';
-import { replacePasswordHash, selectAccount } from '@/db/queries/accounts';
+import { replacePasswordHash, selectAccount } from '@/db/queries/own-account';
 import { newPasswordSchema } from '@/server/auth/password-rules';
 import { hashPassword, needsRehash } from '@/server/auth/passwords';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';

@@ -1,5 +1,5 @@
 import type { Database } from '@/db/client';
-import { deleteAccountRows, selectAccount, selectDeletionBlocks, type OrganizationBlock } from '@/db/queries/accounts';
+import { deleteAccountRows, selectAccount, selectDeletionBlocks, type OrganizationBlock } from '@/db/queries/own-account';
 import { announceRevocation } from '@/server/access/revocations';
 import { forgetVerifiedToken } from '@/server/access/tokens';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';

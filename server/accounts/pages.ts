@@ -1,5 +1,5 @@
 import 'server-only';
-import { selectAccount, selectDeletionBlocks, type OrganizationBlock } from '@/db/queries/accounts';
+import { selectAccount, selectDeletionBlocks, type OrganizationBlock } from '@/db/queries/own-account';
 import { getDb } from '@/server/database';
 import type { SessionUser } from '@/server/auth/session';
 import { githubEnabled } from '@/server/auth/next-auth';

@@ -8,14 +8,14 @@ import { accessTokens, contractCounts, contractDateCounts, contractUpdatedCounts
  * checked first, what is announced) are server/accounts/'s.
  */
 
-export interface AccountRow {
+export interface OwnAccountRow {
   id: string;
   email: string;
   name: string | null;
   passwordHash: string | null;
 }
 
-export async function selectAccount(db: Database, userId: string): Promise<AccountRow | undefined> {
+export async function selectAccount(db: Database, userId: string): Promise<OwnAccountRow | undefined> {
   const [row] = await db
     .select({ id: users.id, email: users.email, name: users.name, passwordHash: users.passwordHash })
     .from(users)
