@@ -35,10 +35,11 @@ export const users = pgTable('users', {
   // Carried in every session cookie and compared on each use (server/auth/session-version.ts):
   // sign-out and "sign out everywhere" raise it, so every earlier cookie stops working.
   sessionVersion: integer('session_version').notNull().default(0),
-  // When the owner proved the address is theirs (a verification link, or GitHub's verified
-  // primary address); null: not yet, and API keys, calendar feeds and webhook endpoints are
-  // refused (server/auth/verification.ts). Accounts from before migration 0011 count as verified.
-  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true, precision: 3 }),
+  // When the owner proved the address is theirs; null: not yet, and API keys, calendar feeds
+  // and webhook endpoints are refused (server/auth/verification.ts). Only the password
+  // sign-up writes null (db/queries/accounts.ts): every other way in is verified already
+  // (GitHub's verified primary address, the seeds, accounts from before migration 0011).
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true, precision: 3 }).defaultNow(),
   ...timestamps,
 });
 

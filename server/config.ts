@@ -148,6 +148,10 @@ const envSchema = logSchema.extend({
   RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(60),
   RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: positiveInt(10),
   RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(900),
+  // "Forgot password?" requests per client address, and e-mails about one account (sign-up
+  // verifications, sign-up attempts, reset links) per account, per hour (server/auth/account-limits.ts).
+  RATE_LIMIT_PASSWORD_RESET_PER_HOUR: positiveInt(10),
+  RATE_LIMIT_ACCOUNT_MAIL_PER_HOUR: positiveInt(5),
   RATE_LIMIT_TIMEOUT_MS: positiveInt(500),
   // Where the client address of the failed-authentication limit comes from (server/http/client-address.ts).
   TRUSTED_PROXY_HOPS: proxyHops,
@@ -295,6 +299,10 @@ export function parseConfig(env: Record<string, string | undefined>) {
       // either limit is refused before any hash (server/auth/sign-in-limit.ts).
       signInAddress: { limit: c.RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ADDRESS_WINDOW_SECONDS },
       signInAccount: { limit: c.RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_SIGN_IN_ACCOUNT_WINDOW_SECONDS },
+      // Each request for a reset link costs a lookup and may send an e-mail; each e-mail about
+      // an account lands in someone's inbox: both are bounded before any work is done.
+      passwordResetAddress: { limit: c.RATE_LIMIT_PASSWORD_RESET_PER_HOUR, windowSeconds: 3600 },
+      accountMail: { limit: c.RATE_LIMIT_ACCOUNT_MAIL_PER_HOUR, windowSeconds: 3600 },
       timeoutMs: c.RATE_LIMIT_TIMEOUT_MS,
     },
     clientAddress: clientAddressSource(c),

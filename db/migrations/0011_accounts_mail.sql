@@ -15,7 +15,7 @@ CREATE TABLE "mail_outbox" (
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "users" ADD COLUMN "email_verified_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "users" ADD COLUMN "email_verified_at" timestamp (3) with time zone DEFAULT now();--> statement-breakpoint
 CREATE INDEX "mail_outbox_due_idx" ON "mail_outbox" USING btree ("next_attempt_at") WHERE "mail_outbox"."failed_at" IS NULL;--> statement-breakpoint
 -- Accounts from before e-mail verification existed keep everything they could do.
 UPDATE "users" SET "email_verified_at" = "created_at" WHERE "email_verified_at" IS NULL;--> statement-breakpoint

@@ -28,6 +28,7 @@ export async function insertUserWithOAuthAccount(
   return db.transaction(async (tx) => {
     const [user] = await tx
       .insert(users)
+      // Verified (the column's default): only GitHub's verified address reaches here (server/auth/github-userinfo.ts).
       .values({ email: input.email, name: input.name })
       .onConflictDoNothing({ target: users.email })
       .returning(oauthUserColumns);

@@ -25,18 +25,12 @@ export async function selectAccount(db: Database, userId: string): Promise<OwnAc
 }
 
 /**
- * Sets a new password hash and raises the session version in one statement: every session
- * issued before stops working on its next request (server/auth/session-version.ts).
- * Only while the stored hash is still `expectedHash`, so that of two changes checked
- * against the same current password only the first applies. False when it did not apply.
+ * The stored password hash, the user's row locked until the transaction ends: a change of
+ * password compares it with the hash it checked the current password against.
  */
-export async function replacePasswordHash(db: Database, userId: string, expectedHash: string, newHash: string): Promise<boolean> {
-  const rows = await db
-    .update(users)
-    .set({ passwordHash: newHash, sessionVersion: sql`${users.sessionVersion} + 1` })
-    .where(and(eq(users.id, userId), eq(users.passwordHash, expectedHash)))
-    .returning({ id: users.id });
-  return rows.length > 0;
+export async function lockPasswordHash(db: Database, userId: string): Promise<string | null | undefined> {
+  const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('update');
+  return row ? row.passwordHash : undefined;
 }
 
 export interface OrganizationBlock {

@@ -1,10 +1,9 @@
 import type { Database } from '@/db/client';
-import { replacePasswordHash, selectAccount } from '@/db/queries/own-account';
+import { lockPasswordHash, selectAccount } from '@/db/queries/own-account';
+import { applyNewPassword } from '@/server/auth/password-change';
 import { newPasswordSchema } from '@/server/auth/password-rules';
 import { hashPassword, needsRehash } from '@/server/auth/passwords';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';
-import { queueMail } from '@/server/mail/outbox';
-import { passwordChangedMail } from '@/server/mail/templates';
 
 /**
  * Settings → Account → Change password, for a signed-in person (docs/accounts.md).
@@ -15,8 +14,8 @@ import { passwordChangedMail } from '@/server/mail/templates';
  * session cannot guess the password any faster than the sign-in form can. The new one
  * follows sign-up's rules and must differ from the current one.
  *
- * On success the hash and the session version change in one statement: every session of
- * the person ends on its next request, every password-reset link is revoked (the trigger
+ * On success (applyNewPassword, over the hash that was checked, the row locked) every
+ * session of the person ends on its next request, every password-reset link is revoked (the trigger
  * of migration 0011), and an e-mail tells the person when and from which address. The caller signs the changing browser in again
  * with the new password (server/actions/account.ts), so that one stays signed in.
  */
@@ -57,14 +56,15 @@ export async function changePassword(db: Database, input: ChangePasswordInput): 
   // old cost has just rehashed the same password: the hash it wrote then stands for it.
   const newHash = await hashPassword(input.newPassword);
   const changedAt = input.now ?? new Date();
-  // The e-mail is queued in the same transaction: sent if and only if the change committed.
-  // The trigger of migration 0011 revokes every password-reset link in it too.
+  // applyNewPassword (shared with the reset link) writes the hash, ends every session and
+  // queues the e-mail in this transaction; the trigger of migration 0011 revokes every
+  // password-reset link.
   const replace = (expected: string) =>
     db.transaction(async (t) => {
       const tx = t as unknown as Database;
-      const applied = await replacePasswordHash(tx, account.id, expected, newHash);
-      if (applied) await queueMail(tx, passwordChangedMail(account.email, { at: changedAt, clientAddress: input.address }));
-      return applied;
+      if ((await lockPasswordHash(tx, account.id)) !== expected) return false;
+      await applyNewPassword(tx, account, newHash, { now: changedAt, clientAddress: input.address });
+      return true;
     });
   let applied = await replace(account.passwordHash);
   if (!applied && needsRehash(account.passwordHash)) {

@@ -56,7 +56,7 @@ function buildMetrics(registry: Registry) {
     }),
     signInRefusals: new Counter({
       name: 'auth_sign_in_refusals_total',
-      help: 'Password sign-ins and sign-ups refused by the failed-attempt limit, before any password check, by bucket (sign_in_address, sign_in_account).',
+      help: 'Password sign-ins and sign-ups refused by the failed-attempt limit, before any password check, by bucket (sign_in_address, sign_in_account); and "Forgot password?" requests and account e-mails held back (password_reset_address, account_mail).',
       labelNames: ['bucket'],
       registers,
     }),
@@ -141,7 +141,7 @@ function createMetrics(): Metrics {
   // Every bucket and outcome from the start, at 0 (labels() alone writes no series), so that
   // rate() and increase() see the first one.
   for (const bucket of RATE_LIMIT_BUCKETS) {
-    if (bucket === 'sign_in_address' || bucket === 'sign_in_account') metrics.signInRefusals.labels(bucket).inc(0);
+    if (bucket === 'sign_in_address' || bucket === 'sign_in_account' || bucket === 'password_reset_address' || bucket === 'account_mail') metrics.signInRefusals.labels(bucket).inc(0);
     else metrics.rateLimitRefusals.labels(bucket).inc(0);
   }
   for (const kind of ['api_key', 'calendar_feed', 'metrics_token'] satisfies KeyKind[]) metrics.failedKeyAttempts.labels(kind).inc(0);
@@ -213,7 +213,7 @@ export function countSignInFailure(): void {
   recording()?.signInFailures.inc();
 }
 
-export function countSignInRefusal(bucket: 'sign_in_address' | 'sign_in_account'): void {
+export function countSignInRefusal(bucket: 'sign_in_address' | 'sign_in_account' | 'password_reset_address' | 'account_mail'): void {
   recording()?.signInRefusals.labels(bucket).inc();
 }
 

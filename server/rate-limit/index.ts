@@ -84,6 +84,8 @@ function buildFromConfig(): RateLimiter {
     webhook_manual: rateLimit.webhookManual,
     sign_in_address: rateLimit.signInAddress,
     sign_in_account: rateLimit.signInAccount,
+    password_reset_address: rateLimit.passwordResetAddress,
+    account_mail: rateLimit.accountMail,
   };
   return createRateLimiter({
     store: createStoreFromConfig(rateLimit, (error) => failureLog.failure('redis connection error', error)),

@@ -10,7 +10,9 @@ export type RateLimitBucket =
   | 'auth_failure'
   | 'webhook_manual'
   | 'sign_in_address'
-  | 'sign_in_account';
+  | 'sign_in_account'
+  | 'password_reset_address'
+  | 'account_mail';
 
 export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = [
   'general',
@@ -21,6 +23,8 @@ export const RATE_LIMIT_BUCKETS: readonly RateLimitBucket[] = [
   'webhook_manual',
   'sign_in_address',
   'sign_in_account',
+  'password_reset_address',
+  'account_mail',
 ];
 
 /** One bucket's quota: `limit` requests per sliding window of `windowSeconds`. */

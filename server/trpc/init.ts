@@ -8,6 +8,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Database } from '@/db/client';
 import { apiKeyCredential, authenticate, type Credential } from '@/server/access/authenticate';
 import type { SessionUser } from '@/server/auth/session';
+import { requireVerifiedEmail } from '@/server/auth/verification';
 import { AppError, toAppError } from '@/server/errors';
 import type { RequestContext } from '@/server/http/context';
 
@@ -61,6 +62,15 @@ export const publicProcedure = t.procedure;
 export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.sessionUser) throw new AppError('unauthorized', 'Sign in first.');
   return next({ ctx: { user: ctx.sessionUser } });
+});
+
+/**
+ * Signed-in users whose e-mail address is verified: what creates credentials that act
+ * outside the app (API keys, calendar feeds, webhook endpoints; server/auth/verification.ts).
+ */
+export const verifiedProcedure = protectedProcedure.use(async ({ ctx, next }) => {
+  await requireVerifiedEmail(ctx.db, ctx.user.id);
+  return next();
 });
 
 /** The public REST API: a valid X-API-Key, within its rate limit, puts the caller in ctx. */

@@ -45,6 +45,8 @@ export function policies(overrides: Partial<BucketPolicies> = {}): BucketPolicie
     webhook_manual: { limit: 60, windowSeconds: 3600 },
     sign_in_address: { limit: 10, windowSeconds: 60 },
     sign_in_account: { limit: 10, windowSeconds: 900 },
+    password_reset_address: { limit: 10, windowSeconds: 3600 },
+    account_mail: { limit: 5, windowSeconds: 3600 },
     ...overrides,
   };
 }

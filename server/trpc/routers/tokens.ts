@@ -3,7 +3,7 @@ import { feedUrlOf, webcalUrlOf } from '@/lib/calendar';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, TOKEN_NAME_MAX_LENGTH, type TokenKind, type TokenSummary } from '@/lib/tokens';
 import { createToken, listTokens, revokeToken } from '@/server/access/tokens';
 import { validatedPublicOrigin } from '@/server/http/public-origin';
-import { protectedProcedure, router } from '../init';
+import { protectedProcedure, router, verifiedProcedure } from '../init';
 
 type Created = { secret: string; token: TokenSummary };
 
@@ -19,7 +19,8 @@ function tokensRouter<Input extends { name: string; expiresInDays?: number | nul
 ) {
   return router({
     list: protectedProcedure.query(({ ctx }) => listTokens(ctx.db, kind, ctx.user.id)),
-    create: protectedProcedure
+    // Not before the address is verified (server/auth/verification.ts).
+    create: verifiedProcedure
       .input(createInput)
       .mutation(async ({ ctx, input }) => reveal(await createToken(ctx.db, kind, ctx.user.id, input), ctx.headers)),
     revoke: protectedProcedure

@@ -12,7 +12,7 @@ import {
   rotateSecret,
   sendTestEvent,
 } from '@/server/webhooks/endpoints';
-import { protectedProcedure, router } from '../init';
+import { protectedProcedure, router, verifiedProcedure } from '../init';
 
 const byId = z.object({ id: z.guid() });
 
@@ -24,7 +24,8 @@ const byId = z.object({ id: z.guid() });
  */
 export const webhooksRouter = router({
   list: protectedProcedure.query(({ ctx }) => listEndpoints(ctx.db, ctx.user.id)),
-  create: protectedProcedure.input(createEndpointInput).mutation(({ ctx, input }) => createEndpoint(ctx.db, ctx.user.id, input)),
+  // Not before the address is verified (server/auth/verification.ts).
+  create: verifiedProcedure.input(createEndpointInput).mutation(({ ctx, input }) => createEndpoint(ctx.db, ctx.user.id, input)),
   delete: protectedProcedure.input(byId).mutation(({ ctx, input }) => deleteEndpoint(ctx.db, ctx.user.id, input.id)),
   pause: protectedProcedure.input(byId).mutation(({ ctx, input }) => pauseEndpoint(ctx.db, ctx.user.id, input.id)),
   resume: protectedProcedure.input(byId).mutation(({ ctx, input }) => resumeEndpoint(ctx.db, ctx.user.id, input.id)),
