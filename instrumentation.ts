@@ -6,6 +6,10 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME === 'nodejs') {
+    // Before the first request reaches Next.js: a page POST too large for proxy.ts to
+    // refuse in time is refused here (server/http/page-body-guard.ts).
+    const { installPageBodyGuard } = await import('./server/http/page-body-guard');
+    installPageBodyGuard();
     const { tracingConfigured } = await import('./server/observability/tracing-config');
     if (tracingConfigured(process.env)) {
       const { startTracing } = await import('./server/observability/otel');

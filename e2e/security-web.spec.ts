@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { expect, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
 import { decode, encode } from 'next-auth/jwt';
 import { DEMO_PASSWORD as PASSWORD_OF_DEMO, DEMO_USERS } from '@/db/seed/demo';
@@ -156,6 +157,47 @@ async function postLarge(...args: Parameters<typeof postOnce>): ReturnType<typeo
   return answer;
 }
 
+/**
+ * A page POST sent by hand over TCP: the request head and the first 64 KiB of its body,
+ * then nothing more. The status of an answer that arrives while the rest is still held
+ * back (0 if none came within `waitMs`), and how long it took. Before the guard in front of
+ * Next.js (server/http/page-body-guard.ts) no answer came until the whole body had been
+ * sent: Next.js reads it all before a proxy's answer leaves.
+ */
+function answerBeforeTheRest(path: string, framing: 'declared' | 'chunked', waitMs = 10_000): Promise<{ status: number; ms: number }> {
+  const url = new URL(path, BASE());
+  const first = Buffer.alloc(64 * 1024, 0x61);
+  const head = [
+    `POST ${url.pathname}${url.search} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Content-Type: text/plain;charset=UTF-8',
+    'Accept: text/x-component',
+    `Next-Action: ${'0'.repeat(42)}`,
+    framing === 'declared' ? `Content-Length: ${5 * 1024 * 1024}` : 'Transfer-Encoding: chunked',
+    '',
+    '',
+  ].join('\r\n');
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = connect(Number(url.port), url.hostname);
+    let answer = '';
+    const finish = (status: number) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ status, ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => finish(0), waitMs);
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(answer);
+      if (status) finish(Number(status[1]));
+    });
+    socket.on('error', () => {});
+    socket.write(head);
+    socket.write(framing === 'declared' ? first : Buffer.concat([Buffer.from(`${first.length.toString(16)}\r\n`), first, Buffer.from('\r\n')]));
+  });
+}
+
 test.describe('request bodies of the internal endpoints', () => {
   const BIG = 50 * 1024 * 1024;
 
@@ -174,6 +216,19 @@ test.describe('request bodies of the internal endpoints', () => {
       headers: { 'next-action': '0'.repeat(42), 'content-type': 'text/plain;charset=UTF-8', accept: 'text/x-component' },
     });
     expect(status).toBe(413);
+  });
+
+  test('a page POST declaring 5 MiB (a server action, the sign-in and sign-up forms): 413 while the body is still being sent; chunked: 411', async ({ request }) => {
+    for (const path of ['/sign-in', '/sign-up', '/settings/account']) {
+      const declared = await answerBeforeTheRest(path, 'declared');
+      expect(declared.status, `${path} declared`).toBe(413);
+      expect(declared.ms, `${path} declared`).toBeLessThan(5_000);
+      const chunked = await answerBeforeTheRest(path, 'chunked');
+      expect(chunked.status, `${path} chunked`).toBe(411);
+      expect(chunked.ms, `${path} chunked`).toBeLessThan(5_000);
+    }
+    // The server goes on serving pages.
+    expect((await request.get('/sign-in')).status()).toBe(200);
   });
 
   test('an ordinary body still works (sign-in over /api/auth, a tRPC mutation)', async ({ playwright, browser }) => {

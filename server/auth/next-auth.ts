@@ -21,6 +21,15 @@ import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
 
+declare module 'next-auth' {
+  interface Session {
+    /** 'credentials' or 'github': how this session signed in. */
+    signedInWith?: string;
+    /** When it signed in, in seconds since the epoch. */
+    signedInAt?: number;
+  }
+}
+
 function authConfig(): NextAuthConfig {
   const github = config().auth.github;
   return {
@@ -114,12 +123,18 @@ function authConfig(): NextAuthConfig {
         } else {
           return (await sessionIsCurrent(db, token)) ? token : null;
         }
+        // How and when this session signed in: deleting an account without a password
+        // asks for a recent GitHub sign-in (server/accounts/delete-account.ts).
+        token.signedInWith = account?.provider === GITHUB ? GITHUB : 'credentials';
+        token.signedInAt = Math.floor(Date.now() / 1000);
         return (await stampSessionVersion(db, token)) ? token : null;
       },
       // Only paths of this site, never "//host" (server/auth/callback-url.ts).
       redirect: safeRedirect,
       session({ session, token }) {
         if (token.sub) session.user.id = token.sub;
+        if (typeof token.signedInWith === 'string') session.signedInWith = token.signedInWith;
+        if (typeof token.signedInAt === 'number') session.signedInAt = token.signedInAt;
         return session;
       },
     },

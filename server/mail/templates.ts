@@ -90,3 +90,17 @@ export function passwordChangedMail(to: string, change: { at: Date; clientAddres
     after: [`If you did not change it, reset your password now at ${link('/forgot-password')} and check your API keys, calendar feeds and webhook endpoints.`],
   });
 }
+
+export function accountDeletedMail(to: string, deletion: { at: Date; clientAddress?: string }): MailMessage {
+  const when = `${deletion.at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const from = deletion.clientAddress && deletion.clientAddress !== SHARED_CLIENT_BUCKET ? ` from the address ${deletion.clientAddress}` : '';
+  return compose({
+    to,
+    subject: `Your ${PRODUCT_NAME} account was deleted`,
+    paragraphs: [
+      `Your ${PRODUCT_NAME} account with this address was deleted on ${when}${from}, as asked in its settings with its password or a fresh GitHub sign-in.`,
+      'Its personal contracts, API keys, calendar feeds and webhook endpoints are gone, and every session has ended. Contracts it added to an organisation stay with that organisation.',
+    ],
+    after: ['This cannot be undone. You can create a new account with this address at any time.'],
+  });
+}
