@@ -6,30 +6,10 @@ import { CreateKeyDialog, EditRestrictionsDialog, NewKeyDialog, RollKeyFlow, typ
 import { useFocusReturn, useRefreshableList } from '@/components/tokens/managed-list';
 import { RevokeDialog } from '@/components/tokens/revoke-dialog';
 import { DateOnly, RelativeTime } from '@/components/tokens/time';
-import { toTokenRow, type TokenRow } from '@/components/tokens/types';
+import type { TokenRow } from '@/components/tokens/types';
+import { toOrganizationKeysView, type OrganizationKeysView } from './view';
 import { trpc } from '@/components/trpc-client';
 import { describeAddresses, describePermissions } from '@/lib/key-restrictions';
-
-/** The organisation's page as the client holds it (dates as ISO strings). */
-export interface OrganizationKeysView {
-  organization: { id: string; name: string; memberKeysAllowed: boolean };
-  organizationKeys: (TokenRow & { createdByEmail: string | null })[];
-  memberKeys: (TokenRow & { ownerEmail: string; ownerName: string | null })[];
-}
-
-type Input = Parameters<typeof toTokenRow>[0];
-
-export function toOrganizationKeysView(data: {
-  organization: OrganizationKeysView['organization'];
-  organizationKeys: (Input & { createdByEmail: string | null })[];
-  memberKeys: (Input & { ownerEmail: string; ownerName: string | null })[];
-}): OrganizationKeysView {
-  return {
-    organization: data.organization,
-    organizationKeys: data.organizationKeys.map((k) => ({ ...toTokenRow(k), createdByEmail: k.createdByEmail })),
-    memberKeys: data.memberKeys.map((k) => ({ ...toTokenRow(k), ownerEmail: k.ownerEmail, ownerName: k.ownerName })),
-  };
-}
 
 type Dialog =
   | { kind: 'create' }

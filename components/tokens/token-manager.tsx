@@ -106,10 +106,10 @@ export function TokenManager<Created>({
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">{hintLabel}</th>
-                  {renderRestrictions ? <th scope="col">Restrictions</th> : null}
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   {showExpiry ? <th scope="col">Expires</th> : null}
+                  {renderRestrictions ? <th scope="col">Restrictions</th> : null}
                   <th scope="col">Status</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
@@ -125,11 +125,6 @@ export function TokenManager<Created>({
                     <td data-label={hintLabel}>
                       <code>{row.hint}</code>
                     </td>
-                    {renderRestrictions ? (
-                      <td data-label="Restrictions" className="card-wide" style={{ minWidth: '12rem' }}>
-                        {renderRestrictions(row)}
-                      </td>
-                    ) : null}
                     <td data-label="Created">
                       <DateOnly iso={row.createdAt} fallback="" />
                     </td>
@@ -139,6 +134,11 @@ export function TokenManager<Created>({
                     {showExpiry ? (
                       <td data-label="Expires">
                         <DateOnly iso={row.expiresAt} fallback="Never" />
+                      </td>
+                    ) : null}
+                    {renderRestrictions ? (
+                      <td data-label="Restrictions" className="card-wide" style={{ minWidth: '12rem' }}>
+                        {renderRestrictions(row)}
                       </td>
                     ) : null}
                     <td data-label="Status">

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { notFound } from 'next/navigation';
-import { OrganizationKeys, toOrganizationKeysView } from '@/components/organizations/organization-keys';
+import { OrganizationKeys } from '@/components/organizations/organization-keys';
+import { toOrganizationKeysView } from '@/components/organizations/view';
 import { organizationKeysPage } from '@/server/access/pages';
 import { requireUser } from '@/server/auth/session';
 
