@@ -6,6 +6,7 @@ import {
   selectMemberKeysReaching,
   selectOrganizationKeys,
   selectTokenById,
+  selectTokensOf,
   updateMemberKeysAllowed,
   updateTokenRestrictions,
   type TokenListRow,
@@ -225,4 +226,15 @@ export async function setOrganizationPolicy(db: Database, userId: string, organi
   await assertOrganizationAdmin(db, userId, organizationId);
   await updateMemberKeysAllowed(db, organizationId, memberKeysAllowed);
   return { memberKeysAllowed };
+}
+
+/**
+ * Every key a person manages (the command line's list): their personal keys, then the
+ * keys of the organisations they own or administer.
+ */
+export async function listKeysManagedBy(db: Database, userId: string, now = new Date()): Promise<TokenDetails[]> {
+  const personal = await detailsOf(db, await selectTokensOf(db, 'api_key', userId), now);
+  const administered = (await selectMemberships(db, userId)).filter((m) => m.role === 'owner' || m.role === 'admin');
+  const organizationKeys = await Promise.all(administered.map(async (m) => detailsOf(db, await selectOrganizationKeys(db, m.id), now)));
+  return [...personal, ...organizationKeys.flat()];
 }
