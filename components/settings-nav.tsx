@@ -11,11 +11,16 @@ const ENTRIES = [
   { href: '/settings/account', label: 'Account' },
 ];
 
-export function SettingsNav() {
+/** Settings' entries, then a page per organisation the user owns or administers (its keys). */
+export function SettingsNav({ organizations = [] }: { organizations?: { id: string; name: string }[] }) {
   const pathname = usePathname();
+  const entries = [
+    ...ENTRIES,
+    ...organizations.map((org) => ({ href: `/settings/organizations/${org.id}`, label: `Organisation: ${org.name}` })),
+  ];
   return (
     <nav className="settings-nav" aria-label="Settings">
-      {ENTRIES.map((entry) => (
+      {entries.map((entry) => (
         <Link key={entry.href} href={entry.href} aria-current={pathname === entry.href ? 'page' : undefined}>
           {entry.label}
         </Link>

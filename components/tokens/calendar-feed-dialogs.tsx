@@ -3,7 +3,9 @@
 import type { ReactNode } from 'react';
 import { TOKEN_NAME_MAX_LENGTH } from '@/lib/tokens';
 import { trpc } from '../trpc-client';
-import { CreateDialog } from './create-dialog';
+import { CreateDialog, ShownNextToField } from './create-dialog';
+import { useKeyRestrictions } from './key-restrictions-state';
+import { AccessFieldset, type OrganizationChoice } from './restriction-fields';
 import { SecretOnceDialog } from './secret-once-dialog';
 
 /**
@@ -21,16 +23,20 @@ export function CreateCalendarFeedDialog({
   title = 'Create calendar feed',
   intro,
   initialName,
+  organizations,
   onClose,
   onCreated,
 }: {
   title?: string;
+  /** The user's organisations: with them the dialog offers the access choice (else the feed reads everything). */
+  organizations?: readonly OrganizationChoice[];
   /** Shown above the name field. */
   intro?: ReactNode;
   initialName?: string;
   onClose: () => void;
   onCreated: (feed: CreatedFeed) => Promise<void> | void;
 }) {
+  const restrictions = useKeyRestrictions();
   return (
     <CreateDialog
       title={title}
@@ -42,10 +48,24 @@ export function CreateCalendarFeedDialog({
       nameHint={`Where you will subscribe to it, so you recognise it later (1 to ${TOKEN_NAME_MAX_LENGTH} characters).`}
       onClose={onClose}
       onSubmit={async (name) => {
-        const result = await trpc.calendarFeeds.create.mutate({ name });
+        if (organizations && !restrictions.check({ checkAccess: true })) throw new ShownNextToField('access');
+        const result = await trpc.calendarFeeds.create
+          .mutate({ name, ...(organizations ? { access: restrictions.access } : {}) })
+          .catch((e: unknown) => restrictions.fail(e));
         await onCreated({ name: result.token.name, url: result.url, webcalUrl: result.webcalUrl });
       }}
-    />
+    >
+      {organizations ? (
+        <AccessFieldset
+          legend="Contracts in the feed"
+          value={restrictions.access}
+          onChange={restrictions.setAccess}
+          organizations={organizations}
+          error={restrictions.errors.access}
+          firstInputRef={restrictions.refs.accessRef}
+        />
+      ) : null}
+    </CreateDialog>
   );
 }
 

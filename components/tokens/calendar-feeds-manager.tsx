@@ -2,14 +2,16 @@
 
 import { MAX_ACTIVE_TOKENS } from '@/lib/tokens';
 import { trpc } from '../trpc-client';
+import { AccessDialog, accessText } from './access-dialog';
 import { CreateCalendarFeedDialog, NewCalendarFeedDialog, type CreatedFeed } from './calendar-feed-dialogs';
+import type { OrganizationChoice } from './restriction-fields';
 import { TokenManager } from './token-manager';
 import { toTokenRow, type TokenRow } from './types';
 
 const loadFeeds = async () => (await trpc.calendarFeeds.list.query()).map(toTokenRow);
 const revokeFeed = (id: string) => trpc.calendarFeeds.revoke.mutate({ id });
 
-export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: TokenRow[] }) {
+export function CalendarFeedsManager({ initialFeeds, organizations }: { initialFeeds: TokenRow[]; organizations: OrganizationChoice[] }) {
   return (
     <TokenManager<CreatedFeed>
       initialRows={initialFeeds}
@@ -17,6 +19,30 @@ export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: TokenRow[
       showExpiry={false}
       load={loadFeeds}
       revoke={revokeFeed}
+      renderRestrictions={(row) => (
+        <span className="small" data-testid="feed-access">
+          Reads: {accessText(row.access, organizations)}
+        </span>
+      )}
+      rowActions={[
+        {
+          label: 'Change access',
+          render: (row, { onClose, refresh }) => (
+            <AccessDialog
+              title={`What “${row.name}” reads`}
+              intro="The feed's address stays the same; calendar apps get the new set of dates when they next fetch it."
+              initial={row.access}
+              organizations={organizations}
+              onClose={onClose}
+              save={async (access) => {
+                await trpc.calendarFeeds.setAccess.mutate({ id: row.id, access });
+                onClose();
+                await refresh();
+              }}
+            />
+          ),
+        },
+      ]}
       text={{
         plural: 'calendar feeds',
         singular: 'calendar feed',
@@ -33,7 +59,7 @@ export function CalendarFeedsManager({ initialFeeds }: { initialFeeds: TokenRow[
           </>
         ),
       }}
-      renderCreate={({ onClose, onCreated }) => <CreateCalendarFeedDialog onClose={onClose} onCreated={onCreated} />}
+      renderCreate={({ onClose, onCreated }) => <CreateCalendarFeedDialog organizations={organizations} onClose={onClose} onCreated={onCreated} />}
       renderCreated={(created, onClose) => <NewCalendarFeedDialog feed={created} onClose={onClose} />}
     />
   );

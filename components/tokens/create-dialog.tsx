@@ -5,6 +5,12 @@ import { ErrorAlert, errorMessage } from '@/components/error-alert';
 import { Modal } from '@/components/modal';
 
 /**
+ * Thrown by an `onSubmit` that has shown the failure next to the field at fault (and
+ * announced it there): the dialog then shows no general alert, only stays open.
+ */
+export class ShownNextToField extends Error {}
+
+/**
  * A dialog that creates something named: a required name, then any further fields
  * (`children`). The name is checked here, so that the server sees only a trimmed name of
  * an allowed length; a failed `onSubmit` is shown in the dialog, which stays open.
@@ -52,7 +58,7 @@ export function CreateDialog({
       // On success the caller closes the dialog, so `pending` is never reset here.
       await onSubmit(trimmed);
     } catch (e) {
-      setError(errorMessage(e));
+      setError(e instanceof ShownNextToField ? null : errorMessage(e));
       setPending(false);
     }
   }

@@ -24,6 +24,13 @@ export interface TokenManagerText {
   revokeText: (token: TokenRow) => ReactNode;
 }
 
+/** A further action of an active row (roll, edit restrictions), with its own dialog. */
+export interface RowAction {
+  /** The button's text ("Roll"); its accessible name adds the row's name ("Roll Nightly ETL"). */
+  label: string;
+  render: (row: TokenRow, done: { onClose: () => void; refresh: () => Promise<void> }) => ReactNode;
+}
+
 /**
  * The settings page of one kind of secret token (API keys, calendar feeds): the list with
  * its limit, revocation with a confirmation that names the token, and the kind's own
@@ -38,6 +45,9 @@ export function TokenManager<Created>({
   revoke,
   renderCreate,
   renderCreated,
+  renderRestrictions,
+  rowActions = [],
+  headerExtra,
 }: {
   initialRows: TokenRow[];
   text: TokenManagerText;
@@ -49,13 +59,19 @@ export function TokenManager<Created>({
   revoke: (id: string) => Promise<unknown>;
   renderCreate: (done: { onClose: () => void; onCreated: (created: Created) => Promise<void> }) => ReactNode;
   renderCreated: (created: Created, onClose: () => void) => ReactNode;
+  /** A "Restrictions" column (API keys, calendar feeds: what each reads and may do). */
+  renderRestrictions?: (row: TokenRow) => ReactNode;
+  rowActions?: RowAction[];
+  /** Shown under the list's heading (a note about organisation keys). */
+  headerExtra?: ReactNode;
 }) {
   const { rows, listError, refresh } = useRefreshableList(initialRows, load);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
   const [revoking, setRevoking] = useState<TokenRow | null>(null);
+  const [acting, setActing] = useState<{ action: RowAction; row: TokenRow } | null>(null);
   const activeCount = rows.filter((row) => row.status === 'active').length;
-  const createButton = useFocusReturn(creating || created !== null || revoking !== null);
+  const createButton = useFocusReturn(creating || created !== null || revoking !== null || acting !== null);
   const capitalized = (word: string) => word[0]!.toUpperCase() + word.slice(1);
   const hintLabel = capitalized(text.countNoun.replace(/s$/, ''));
 
@@ -69,6 +85,7 @@ export function TokenManager<Created>({
             <p className="muted small" style={{ margin: 0 }}>
               {activeCount} of {maxActive} active {text.countNoun}
             </p>
+            {headerExtra}
           </div>
           <button ref={createButton} type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
             Create {text.singular}
@@ -92,6 +109,7 @@ export function TokenManager<Created>({
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   {showExpiry ? <th scope="col">Expires</th> : null}
+                  {renderRestrictions ? <th scope="col">Restrictions</th> : null}
                   <th scope="col">Status</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
@@ -118,10 +136,28 @@ export function TokenManager<Created>({
                         <DateOnly iso={row.expiresAt} fallback="Never" />
                       </td>
                     ) : null}
+                    {renderRestrictions ? (
+                      <td data-label="Restrictions" className="card-wide" style={{ minWidth: '12rem' }}>
+                        {renderRestrictions(row)}
+                      </td>
+                    ) : null}
                     <td data-label="Status">
                       <span className={`badge badge-${row.status}`}>{capitalized(row.status)}</span>
                     </td>
                     <td className="num card-actions">
+                      {row.status === 'active'
+                        ? rowActions.map((action) => (
+                            <button
+                              key={action.label}
+                              type="button"
+                              className="btn btn-ghost btn-sm"
+                              onClick={() => setActing({ action, row })}
+                              aria-label={`${action.label} ${row.name}`}
+                            >
+                              {action.label}
+                            </button>
+                          ))
+                        : null}
                       {row.status === 'revoked' ? null : (
                         <button type="button" className="btn btn-ghost btn-sm" onClick={() => setRevoking(row)} aria-label={`Revoke ${row.name}`}>
                           Revoke
@@ -149,6 +185,8 @@ export function TokenManager<Created>({
 
       {/* After this dialog, the secret exists nowhere: only its hint is listed. */}
       {created !== null ? renderCreated(created, () => setCreated(null)) : null}
+
+      {acting ? acting.action.render(acting.row, { onClose: () => setActing(null), refresh }) : null}
 
       {revoking ? (
         <RevokeDialog

@@ -3,6 +3,10 @@
 import { useId, useState, type FormEvent } from 'react';
 import { ErrorAlert, errorMessage } from '@/components/error-alert';
 import { Modal } from '@/components/modal';
+import { ShownNextToField } from '@/components/tokens/create-dialog';
+import { useKeyRestrictions } from '@/components/tokens/key-restrictions-state';
+import { AccessFieldset, type OrganizationChoice } from '@/components/tokens/restriction-fields';
+import type { Access } from '@/lib/key-restrictions';
 import {
   DEFAULT_UPCOMING_OFFSETS,
   MAX_UPCOMING_OFFSET_DAYS,
@@ -17,6 +21,7 @@ export interface NewEndpoint {
   url: string;
   eventTypes: WebhookEventType[];
   renewalOffsets: number[];
+  access?: Access;
 }
 
 /** Parses "90, 30, 7" into days; a message when it is not a list of allowed offsets. */
@@ -36,7 +41,17 @@ function parseOffsets(text: string): number[] | string {
  * the upcoming-date events. The server checks the URL again (and where it resolves to); its
  * message is shown here, and the dialog stays open.
  */
-export function CreateEndpointDialog({ onClose, onSubmit }: { onClose: () => void; onSubmit: (endpoint: NewEndpoint) => Promise<void> }) {
+export function CreateEndpointDialog({
+  organizations,
+  onClose,
+  onSubmit,
+}: {
+  /** The user's organisations, for the access choice. */
+  organizations: readonly OrganizationChoice[];
+  onClose: () => void;
+  onSubmit: (endpoint: NewEndpoint) => Promise<void>;
+}) {
+  const restrictions = useKeyRestrictions();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<Set<WebhookEventType>>(new Set(WEBHOOK_EVENT_TYPES));
   const [offsets, setOffsets] = useState(DEFAULT_UPCOMING_OFFSETS.join(', '));
@@ -54,7 +69,8 @@ export function CreateEndpointDialog({ onClose, onSubmit }: { onClose: () => voi
     const parsed = parseOffsets(offsets);
     if (typeof parsed === 'string' && upcoming) problems.offsets = parsed;
     setFieldErrors(problems);
-    if (Object.keys(problems).length > 0) return;
+    const accessChosen = restrictions.check({ checkAccess: true });
+    if (Object.keys(problems).length > 0 || !accessChosen) return;
     setPending(true);
     setError(null);
     try {
@@ -62,9 +78,10 @@ export function CreateEndpointDialog({ onClose, onSubmit }: { onClose: () => voi
         url: url.trim(),
         eventTypes: WEBHOOK_EVENT_TYPES.filter((type) => events.has(type)),
         renewalOffsets: typeof parsed === 'string' ? [...DEFAULT_UPCOMING_OFFSETS] : parsed,
-      });
+        access: restrictions.access,
+      }).catch((e: unknown) => restrictions.fail(e));
     } catch (e) {
-      setError(errorMessage(e));
+      setError(e instanceof ShownNextToField ? null : errorMessage(e));
       setPending(false);
     }
   }
@@ -127,6 +144,14 @@ export function CreateEndpointDialog({ onClose, onSubmit }: { onClose: () => voi
             </span>
           ) : null}
         </fieldset>
+        <AccessFieldset
+          legend="Contracts it hears of"
+          value={restrictions.access}
+          onChange={restrictions.setAccess}
+          organizations={organizations}
+          error={restrictions.errors.access}
+          firstInputRef={restrictions.refs.accessRef}
+        />
         {upcoming ? (
           <div className="field">
             <label htmlFor={`${formId}-offsets`}>Days before renewal or expiration</label>

@@ -3,6 +3,8 @@
 import { useEffect, useState } from 'react';
 import { ErrorAlert, errorMessage } from '@/components/error-alert';
 import { useFocusReturn, useRefreshableList } from '@/components/tokens/managed-list';
+import { AccessDialog, accessText } from '@/components/tokens/access-dialog';
+import type { OrganizationChoice } from '@/components/tokens/restriction-fields';
 import { RevokeDialog } from '@/components/tokens/revoke-dialog';
 import { SecretOnceDialog } from '@/components/tokens/secret-once-dialog';
 import { RelativeTime } from '@/components/tokens/time';
@@ -24,13 +26,14 @@ type Shown = { title: string; intro: string; secret: string };
  * log with "Resend". Secrets are shown once (after adding an endpoint and after a rotation)
  * in the same dialog as new API keys.
  */
-export function WebhooksManager({ initialEndpoints }: { initialEndpoints: EndpointRow[] }) {
+export function WebhooksManager({ initialEndpoints, organizations }: { initialEndpoints: EndpointRow[]; organizations: OrganizationChoice[] }) {
   const { rows, listError, refresh } = useRefreshableList(initialEndpoints, loadEndpoints);
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<Shown | null>(null);
   const [deleting, setDeleting] = useState<EndpointRow | null>(null);
   const [rotating, setRotating] = useState<EndpointRow | null>(null);
-  const createButton = useFocusReturn(creating || shown !== null || deleting !== null || rotating !== null);
+  const [changingAccess, setChangingAccess] = useState<EndpointRow | null>(null);
+  const createButton = useFocusReturn(creating || shown !== null || deleting !== null || rotating !== null || changingAccess !== null);
 
   return (
     <>
@@ -60,6 +63,8 @@ export function WebhooksManager({ initialEndpoints }: { initialEndpoints: Endpoi
               onChanged={refresh}
               onDelete={() => setDeleting(endpoint)}
               onRotate={() => setRotating(endpoint)}
+              onChangeAccess={() => setChangingAccess(endpoint)}
+              accessText={accessText(endpoint.access, organizations)}
             />
           ))
         )}
@@ -67,6 +72,7 @@ export function WebhooksManager({ initialEndpoints }: { initialEndpoints: Endpoi
 
       {creating ? (
         <CreateEndpointDialog
+          organizations={organizations}
           onClose={() => setCreating(false)}
           onSubmit={async (input) => {
             const created = await trpc.webhooks.create.mutate(input);
@@ -117,6 +123,21 @@ export function WebhooksManager({ initialEndpoints }: { initialEndpoints: Endpoi
         </RevokeDialog>
       ) : null}
 
+      {changingAccess ? (
+        <AccessDialog
+          title="Contracts this endpoint hears of"
+          intro={`Events about contracts outside this choice are no longer sent to ${changingAccess.url}.`}
+          initial={changingAccess.access}
+          organizations={organizations}
+          onClose={() => setChangingAccess(null)}
+          save={async (access) => {
+            await trpc.webhooks.setAccess.mutate({ id: changingAccess.id, access });
+            setChangingAccess(null);
+            await refresh();
+          }}
+        />
+      ) : null}
+
       {deleting ? (
         <RevokeDialog
           name={deleting.url}
@@ -139,7 +160,22 @@ export function WebhooksManager({ initialEndpoints }: { initialEndpoints: Endpoi
   );
 }
 
-function EndpointCard({ endpoint, onChanged, onDelete, onRotate }: { endpoint: EndpointRow; onChanged: () => Promise<void>; onDelete: () => void; onRotate: () => void }) {
+function EndpointCard({
+  endpoint,
+  accessText,
+  onChanged,
+  onDelete,
+  onRotate,
+  onChangeAccess,
+}: {
+  endpoint: EndpointRow;
+  /** What it hears of: "Everything", "Personal, Acme Corp". */
+  accessText: string;
+  onChanged: () => Promise<void>;
+  onDelete: () => void;
+  onRotate: () => void;
+  onChangeAccess: () => void;
+}) {
   const [logOpen, setLogOpen] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -179,6 +215,9 @@ function EndpointCard({ endpoint, onChanged, onDelete, onRotate }: { endpoint: E
             {endpoint.eventTypes.join(', ')}
             {endpoint.eventTypes.some((t) => t.endsWith('_upcoming')) ? ` · ${endpoint.renewalOffsets.join(', ')} days before` : ''}
           </p>
+          <p className="small muted" style={{ margin: '0.25rem 0 0' }} data-testid="endpoint-access">
+            Contracts: {accessText}
+          </p>
           <p className="small muted" style={{ margin: '0.25rem 0 0' }}>
             Secret <code>{endpoint.secretHint}</code>
             {endpoint.previousSecretExpiresAt ? (
@@ -196,6 +235,9 @@ function EndpointCard({ endpoint, onChanged, onDelete, onRotate }: { endpoint: E
           </button>
           <button type="button" className="btn btn-sm" onClick={onRotate} disabled={busy !== null}>
             Rotate secret
+          </button>
+          <button type="button" className="btn btn-sm" onClick={onChangeAccess} disabled={busy !== null} aria-label={`Change access of ${endpoint.url}`}>
+            Change access
           </button>
           {endpoint.status === 'active' ? (
             <button type="button" className="btn btn-sm" disabled={busy !== null} onClick={() => act('pause', async () => (await trpc.webhooks.pause.mutate({ id: endpoint.id }), 'Paused: events are kept and sent in order when you resume.'))}>

@@ -3,6 +3,7 @@ import Link from 'next/link';
 import { onTheWire } from '@/components/webhooks/types';
 import { WebhooksManager } from '@/components/webhooks/webhooks-manager';
 import { DISABLE_AFTER_FAILING_DAYS } from '@/lib/webhooks';
+import { organizationsOf } from '@/server/access/pages';
 import { requireUser } from '@/server/auth/session';
 import { webhooksPage } from '@/server/webhooks/pages';
 
@@ -10,7 +11,7 @@ export const metadata: Metadata = { title: 'Webhooks' };
 
 export default async function WebhooksPage() {
   const user = await requireUser('/settings/webhooks');
-  const endpoints = await webhooksPage(user);
+  const [endpoints, organizations] = await Promise.all([webhooksPage(user), organizationsOf(user)]);
   return (
     <section aria-labelledby="webhooks-title">
       <h2 id="webhooks-title" style={{ fontSize: '1.3rem' }}>
@@ -23,7 +24,10 @@ export default async function WebhooksPage() {
         deliveries are retried for about a day; an endpoint that fails for {DISABLE_AFTER_FAILING_DAYS} days is disabled. See the{' '}
         <Link href="/docs/api">API reference</Link> for the events and a receiver.
       </p>
-      <WebhooksManager initialEndpoints={endpoints.map(onTheWire)} />
+      <WebhooksManager
+        initialEndpoints={endpoints.map(onTheWire)}
+        organizations={organizations.map((o) => ({ id: o.id, name: o.name, role: o.role }))}
+      />
     </section>
   );
 }
