@@ -13,6 +13,7 @@ import { currentTraceId, traceApiRequest, traceRoute } from '@/server/observabil
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { handleCronRequest } from '@/server/webhooks/cron';
+import { WebhookWorker } from '@/server/webhooks/worker';
 import { handleApiRequest } from '@/server/rest/router';
 import { sendWebhook } from '@/server/webhooks/sender';
 import { apiRequest, CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
@@ -179,6 +180,35 @@ describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
     expect(statements.length).toBeGreaterThanOrEqual(2);
     expect(statements.map((s) => s.attributes['db.operation.name'])).toEqual(expect.arrayContaining(['UPDATE']));
     expect(receiver.raw()).not.toContain(CRON_SECRET);
+  });
+
+  it("the running worker: a pass woken by a new event (NOTIFY) is a root span with the pass's statements below it; its polls are not traced", async () => {
+    const worker = new WebhookWorker({ handle, pollIntervalMs: 60_000 });
+    worker.start();
+    try {
+      const passes = () => receiver.spans().filter((s) => s.name === 'webhook pass');
+      // The first pass (at start, not woken by an event) makes no trace.
+      await vi.waitFor(() => expect(worker.busy).toBe(false), { timeout: 10_000 });
+      expect(passes()).toHaveLength(0);
+      // The notification a new event sends (the contracts' trigger, db/migrations/0004_webhooks.sql,
+      // sends it when an endpoint exists); again until the worker hears one (it LISTENs in the background).
+      await vi.waitFor(
+        async () => {
+          if (passes().length === 0) await handle.query(`SELECT pg_notify('webhook_events', '')`);
+          expect(passes().length).toBeGreaterThan(0);
+        },
+        { timeout: 15_000, interval: 1_000 },
+      );
+      const pass = passes()[0]!;
+      expect(pass.parentSpanId).toBeUndefined();
+      const spans = await spansOf(pass.traceId, (s) => s.some((span) => span.attributes['db.system.name'] === 'postgresql'));
+      const statements = children(pass, spans).filter((s) => s.attributes['db.system.name'] === 'postgresql');
+      // The fan-out looked for new events, the claim for due deliveries: each statement a span of the pass.
+      expect(statements.length).toBeGreaterThanOrEqual(2);
+      for (const statement of statements) expect(statement.attributes['db.operation.name']).toMatch(/^(SELECT|INSERT|UPDATE|DELETE)$/);
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("an export: a span per page with its row count, inside the request's span, which ends when the file is read", async () => {

@@ -67,7 +67,7 @@ describe('with no OTLP endpoint', () => {
     for (const spy of api) expect(spy, spy.getMockName()).not.toHaveBeenCalled();
   });
 
-  it('installs no statement hook: runStatement and executeRows call the driver directly', async () => {
+  it('installs no statement hook: the client sends each statement without a span helper', async () => {
     setStatementHook(undefined);
     await loadTracing({});
     expect(statementHook()).toBeUndefined();
