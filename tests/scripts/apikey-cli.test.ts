@@ -136,7 +136,7 @@ describe('npm run apikey', () => {
     [['create', '--email', 'bob@example.com', '--name', 'x', '--organization', DEMO_ORGS.acme.id], /Only the organisation's owners and admins/],
     [['create', '--email', 'bob@example.com', '--name', 'x', '--organization', 'acme'], /--organization must be an organisation id/],
     [['roll', '--id', '00000000-0000-4000-8000-000000000000', '--grace-hours', '169'], /--grace-hours must be a whole number of hours from 0 to 168/],
-    [['roll', '--id', '00000000-0000-4000-8000-000000000000', '--grace-hours', '-1'], /--grace-hours must be/],
+    [['roll', '--id', '00000000-0000-4000-8000-000000000000', '--grace-hours=-1'], /--grace-hours must be/],
     [['roll', '--id', '00000000-0000-4000-8000-000000000000'], /No API key with the id/],
     [['list', '--email', 'alice@example.com', '--grace-hours', '1'], /--grace-hours is an option of roll only/],
   ])('%j fails with a clear message and changes nothing', async (args, message) => {
@@ -149,7 +149,7 @@ describe('npm run apikey', () => {
     expect(result.stderr).toMatch(message);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect((await cli('list', '--email', email)).stdout).toBe(before);
-  }, 60_000);
+  }, 180_000);
 
   it('refuses allowed addresses where the deployment cannot know the client address', async () => {
     const result = await cliWith({ TRUSTED_PROXY_HOPS: undefined, CLIENT_ADDRESS_HEADER: undefined, VERCEL: undefined }, 'create', '--email', 'alice@example.com', '--name', 'office', '--allowed-ips', '203.0.113.0/24');
