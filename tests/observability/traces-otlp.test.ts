@@ -132,7 +132,7 @@ describe(`traces exported over OTLP/HTTP (${describeDriver()})`, () => {
     expect(below.find((s) => s.name === 'verify token')?.attributes).toMatchObject({ 'app.token.kind': 'api_key', 'app.token.valid': true, 'app.token.cached': false });
     expect(below.find((s) => s.name === 'rate_limit consume')?.attributes).toMatchObject({ 'app.rate_limit.bucket': 'general', 'app.rate_limit.allowed': true });
     const statements = below.filter((s) => s.attributes['db.system.name'] === 'postgresql');
-    expect(statements.map((s) => s.attributes['db.statement.name'])).toEqual(expect.arrayContaining(['access-tokens.by-hash', 'memberships.of-user']));
+    expect(statements.map((s) => s.attributes['db.statement.name'])).toEqual(expect.arrayContaining(['access-tokens.by-hash', 'access-tokens.scope']));
     for (const s of statements.filter((span) => span.attributes['db.statement.name'] !== undefined)) {
       expect(s.attributes['db.operation.name']).toBe('SELECT');
       expect(s.name).toBe(`SELECT ${s.attributes['db.statement.name']}`);
