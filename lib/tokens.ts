@@ -57,6 +57,8 @@ export interface TokenDetails extends TokenSummary {
   /** Who created it (null once that person is deleted). */
   createdBy: string | null;
   access: Access;
+  /** The organisations a chosen access names, with their names (for the lists). */
+  accessOrganizations: { id: string; name: string }[];
   permissions: string[];
   allowedAddresses: string[];
   /** After a roll: until when the previous secret still works (null: it does not). */

@@ -127,7 +127,7 @@ runScript(async () => {
             k.hint,
             k.name,
             owner,
-            `access ${describeAccess(k.access, new Map(k.owner.kind === 'organization' ? [[k.owner.organizationId, k.owner.organizationName]] : []))}`,
+            `access ${describeAccess(k.access, new Map(k.accessOrganizations.map((o) => [o.id, o.name])))}`,
             `permissions ${k.permissions.join(',')}`,
             `addresses ${describeAddresses(k.allowedAddresses)}`,
             `created ${k.createdAt.toISOString()}`,

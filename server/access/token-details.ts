@@ -48,6 +48,7 @@ export async function detailsOf(db: Database, rows: readonly TokenListRow[], now
         : { kind: 'user' as const, userId: row.userId! },
       createdBy: row.createdBy,
       access,
+      accessOrganizations: (access.kind === 'chosen' ? access.organizationIds : []).map((id) => ({ id, name: names.get(id) ?? id })),
       permissions: row.permissions,
       allowedAddresses: row.allowedAddresses,
       previousExpiresAt: row.previousExpiresAt && row.previousExpiresAt > now ? row.previousExpiresAt : null,
