@@ -264,7 +264,10 @@ function PolicyCard({ organizationId, allowed, onChanged }: { organizationId: st
   const [pending, setPending] = useState(false);
   const [status, setStatus] = useState('');
   const [error, setError] = useState<string | null>(null);
+  // Shown at once (the box follows the click), put back if saving fails.
+  const [checked, setChecked] = useState(allowed);
   async function change(memberKeysAllowed: boolean) {
+    setChecked(memberKeysAllowed);
     setPending(true);
     setError(null);
     setStatus('');
@@ -273,6 +276,7 @@ function PolicyCard({ organizationId, allowed, onChanged }: { organizationId: st
       await onChanged();
       setStatus(memberKeysAllowed ? "Saved: members' personal keys may read this organisation's contracts." : "Saved: only the organisation's own keys read its contracts.");
     } catch (e) {
+      setChecked(!memberKeysAllowed);
       setError(errorMessage(e));
     } finally {
       setPending(false);
@@ -284,7 +288,7 @@ function PolicyCard({ organizationId, allowed, onChanged }: { organizationId: st
         <h3>Policy</h3>
         <ErrorAlert message={error} />
         <label htmlFor={id} style={{ display: 'flex', gap: '0.5rem', alignItems: 'flex-start', fontWeight: 600 }}>
-          <input id={id} type="checkbox" checked={allowed} disabled={pending} aria-describedby={`${id}-hint`} onChange={(e) => change(e.target.checked)} />
+          <input id={id} type="checkbox" checked={checked} disabled={pending} aria-describedby={`${id}-hint`} onChange={(e) => change(e.target.checked)} />
           <span>Members&rsquo; personal keys may read this organisation&rsquo;s contracts</span>
         </label>
         <p id={`${id}-hint`} className="hint muted small" style={{ marginLeft: '1.6rem' }}>
