@@ -10,12 +10,16 @@ import { useLinkToken } from './link-token';
 /** A new password through a reset link; success goes to sign-in (every session has ended). */
 export function ResetPasswordForm() {
   const { token, read } = useLinkToken();
-  const [state, formAction, pending] = useActionState<FormState, FormData>(resetPasswordAction, {});
+  // The token joins the form data at submission, not as a field: React empties a form after
+  // each answer, and a hidden field would lose the token with it (a second try would fail).
+  const [state, formAction, pending] = useActionState<FormState, FormData>((previous, form) => {
+    form.set('token', token);
+    return resetPasswordAction(previous, form);
+  }, {});
   const secondsLeft = useRetryAfter(state.retryAfterSeconds, state);
   if (read && !token) return <BadLink />;
   return (
     <form action={formAction} noValidate>
-      <input type="hidden" name="token" value={token} />
       {state.error ? (
         <div className="alert alert-error" role="alert">
           {state.error} {state.retryAfterSeconds ? null : <Link href="/forgot-password">Ask for a new link</Link>}

@@ -13,7 +13,11 @@ import { useLinkToken } from './link-token';
  */
 export function VerifyEmailForm() {
   const { token, read } = useLinkToken();
-  const [state, formAction, pending] = useActionState<FormState, FormData>(verifyEmailAction, {});
+  // The token joins the form data at submission (React empties a form after each answer).
+  const [state, formAction, pending] = useActionState<FormState, FormData>((previous, form) => {
+    form.set('token', token);
+    return verifyEmailAction(previous, form);
+  }, {});
   const secondsLeft = useRetryAfter(state.retryAfterSeconds, state);
   if (state.done) {
     return (
@@ -27,7 +31,6 @@ export function VerifyEmailForm() {
   }
   return (
     <form action={formAction}>
-      <input type="hidden" name="token" value={token} />
       {state.error || (read && !token) ? (
         <div className="alert alert-error" role="alert">
           {state.error ?? 'This page opens from the link in the e-mail.'} Signed in, use “Send the link again” in{' '}
