@@ -1,7 +1,11 @@
 import type { ReactNode } from 'react';
+import { UnverifiedNotice } from '@/components/account/resend-verification';
 import { SettingsNav } from '@/components/settings-nav';
+import { unverifiedNotice } from '@/server/auth/verification-notice';
 
-export default function SettingsLayout({ children }: { children: ReactNode }) {
+export default async function SettingsLayout({ children }: { children: ReactNode }) {
+  // Until the address is verified, every settings page says why creating is refused.
+  const notice = await unverifiedNotice();
   return (
     <main className="page">
       <div className="page-header">
@@ -9,7 +13,10 @@ export default function SettingsLayout({ children }: { children: ReactNode }) {
       </div>
       <div className="settings">
         <SettingsNav />
-        <div>{children}</div>
+        <div>
+          {notice ? <UnverifiedNotice email={notice.email} message={notice.message} /> : null}
+          {children}
+        </div>
       </div>
     </main>
   );
