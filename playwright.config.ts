@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 
 /**
@@ -13,6 +16,8 @@ import { defineConfig, devices } from '@playwright/test';
  * - API keys are minted through the app's session-authenticated tRPC endpoint (see
  *   e2e/support/session.ts), which works with PGlite too (single process).
  * - Rate limits are raised for this server; a test of 429 needs its own server.
+ * - Mail: e2e/web-server.ts runs a real SMTP server next to the app, AUTH_URL is the
+ *   server's own address, and the specs read what it received (e2e/support/mailbox.ts).
  * - Chromium is Debian's (/usr/bin/chromium, `apt-get install -y chromium`); Playwright
  *   never downloads a browser.
  */
@@ -23,6 +28,8 @@ const CI = Boolean(process.env.CI);
 
 // The config is evaluated again in every worker; keep one secret per run.
 process.env.E2E_AUTH_SECRET ??= randomBytes(32).toString('base64url');
+// Where the web server's SMTP server puts every message it receives (e2e/support/mailbox.ts).
+process.env.E2E_MAILBOX ??= mkdtempSync(path.join(os.tmpdir(), 'cda-e2e-mail-'));
 
 export default defineConfig({
   testDir: './e2e',
@@ -78,10 +85,10 @@ export default defineConfig({
       RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: '100000',
       RATE_LIMIT_SIGN_IN_ADDRESS_PER_WINDOW: '100000',
       RATE_LIMIT_SIGN_IN_ACCOUNT_PER_WINDOW: '100000',
-      // Production refuses to start without a way to send mail: this server only logs each
-      // message; the specs of the account flows start their own with a test SMTP server
-      // (e2e/support/mail-server.ts).
-      MAIL_TRANSPORT: 'log',
+      RATE_LIMIT_PASSWORD_RESET_PER_HOUR: '100000',
+      RATE_LIMIT_ACCOUNT_MAIL_PER_HOUR: '100000',
+      // Mail goes to a real SMTP server e2e/web-server.ts starts, and lands in this directory.
+      E2E_MAILBOX: process.env.E2E_MAILBOX,
       // e2e/webhooks.spec.ts runs its receiver on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     },

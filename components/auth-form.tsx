@@ -12,6 +12,18 @@ export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; c
   const other = mode === 'sign-in' ? '/sign-up' : '/sign-in';
   const query = `?callbackUrl=${encodeURIComponent(callbackUrl)}`;
 
+  if (state.done) {
+    return (
+      <div role="status">
+        <div className="alert alert-info">{state.done}</div>
+        <p className="muted small" style={{ textAlign: 'center' }}>
+          Nothing arrived? Look in your spam folder, or <Link href="/sign-up">try again</Link>. Already verified?{' '}
+          <Link href={`/sign-in${query}`}>Sign in</Link>
+        </p>
+      </div>
+    );
+  }
+
   return (
     <form action={formAction} noValidate>
       <input type="hidden" name="callbackUrl" value={callbackUrl} />
@@ -41,6 +53,11 @@ export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; c
         hint={mode === 'sign-up' ? 'At least 10 characters.' : undefined}
         error={fieldError('password')}
       />
+      {mode === 'sign-in' ? (
+        <p className="small" style={{ marginTop: '-0.5rem', marginBottom: '1rem' }}>
+          <Link href="/forgot-password">Forgot password?</Link>
+        </p>
+      ) : null}
       <button type="submit" className="btn btn-primary" style={{ width: '100%' }} disabled={pending || secondsLeft > 0}>
         {pending
           ? 'Please wait…'
@@ -63,7 +80,7 @@ export function AuthForm({ mode, callbackUrl }: { mode: 'sign-in' | 'sign-up'; c
  * waits that long, so that a refused attempt is not followed by more that are refused too.
  * `answer` is the form state itself, so that every new refusal restarts the count.
  */
-function useRetryAfter(retryAfterSeconds: number | undefined, answer: object): number {
+export function useRetryAfter(retryAfterSeconds: number | undefined, answer: object): number {
   const [secondsLeft, setSecondsLeft] = useState(0);
   useEffect(() => {
     if (!retryAfterSeconds) return;
@@ -83,7 +100,7 @@ function useRetryAfter(retryAfterSeconds: number | undefined, answer: object): n
   return secondsLeft;
 }
 
-function Field(props: {
+export function Field(props: {
   name: string;
   label: string;
   type: string;

@@ -13,9 +13,17 @@
  *
  * Then it serves the production build (`npm run build` must have run: .next/BUILD_ID)
  * on 127.0.0.1:E2E_PORT and relays SIGTERM/SIGINT to it.
+ *
+ * Mail: with E2E_MAILBOX set (playwright.config.ts) and neither SMTP_URL nor
+ * MAIL_TRANSPORT=log given, a real SMTP server runs in this process and the app sends to
+ * it (SMTP_URL, MAIL_FROM, and AUTH_URL on this server's address: production refuses to
+ * start without a way to send mail, and e-mail links use AUTH_URL's origin only); every
+ * message lands in E2E_MAILBOX for the specs (e2e/support/mailbox.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { TestSmtpServer } from '../tests/helpers/smtp-server';
+import { startMailbox } from './support/mailbox';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -51,6 +59,16 @@ function npmRun(args: string[]) {
   }
 }
 
+let smtp: TestSmtpServer | undefined;
+if (env.E2E_MAILBOX && !env.SMTP_URL && env.MAIL_TRANSPORT !== 'log') {
+  smtp = await startMailbox(env.E2E_MAILBOX);
+  env.SMTP_URL = smtp.url;
+  env.MAIL_FROM = 'Contract Data API <no-reply@e2e.example>';
+  env.MAIL_TRANSPORT = 'smtp';
+  env.AUTH_URL ??= `http://127.0.0.1:${port}`;
+  console.log(`[e2e web server] SMTP server on ${smtp.url}, mailbox ${env.E2E_MAILBOX}`);
+}
+
 const started = Date.now();
 if (env.DATABASE_URL) npmRun(['db:migrate']);
 npmRun(['db:seed', '--', '--reset']);
@@ -72,5 +90,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 server.on('exit', (code, signal) => {
   cleanUp();
-  process.exit(code ?? (signal ? 0 : 1));
+  void (smtp?.close() ?? Promise.resolve()).finally(() => process.exit(code ?? (signal ? 0 : 1)));
 });

@@ -15,12 +15,19 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   if (await currentUser()) redirect(callbackUrl);
   // A refused GitHub sign-in comes back here with ?error=… (server/auth/next-auth.ts).
   const error = signInErrorMessage(params.error);
+  // After a reset through an e-mailed link (server/actions/accounts.ts); a fixed text, never the parameter's.
+  const notice = params.notice === 'password-changed' ? 'Your password was changed and every session ended. Sign in with the new password.' : undefined;
   return (
     <main className="auth-wrap">
       <div className="card auth-card">
         <div className="card-body">
           <h1>Sign in</h1>
           <p className="muted">Manage API keys for your contract data.</p>
+          {notice ? (
+            <div className="alert alert-info" role="status">
+              {notice}
+            </div>
+          ) : null}
           {error ? (
             <div className="alert alert-error" role="alert">
               {error}

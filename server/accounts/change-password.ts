@@ -1,7 +1,7 @@
 import type { Database } from '@/db/client';
 import { lockPasswordHash, selectAccount } from '@/db/queries/own-account';
 import { applyNewPassword } from '@/server/auth/password-change';
-import { newPasswordSchema } from '@/server/auth/password-rules';
+import { newPasswordField } from '@/server/auth/password-rules';
 import { hashPassword, needsRehash } from '@/server/auth/passwords';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';
 
@@ -38,7 +38,7 @@ export type ChangePasswordOutcome =
 export async function changePassword(db: Database, input: ChangePasswordInput): Promise<ChangePasswordOutcome> {
   const fieldErrors: { currentPassword?: string; newPassword?: string } = {};
   if (!input.currentPassword) fieldErrors.currentPassword = 'Enter your current password.';
-  const rules = newPasswordSchema.safeParse(input.newPassword);
+  const rules = newPasswordField.safeParse(input.newPassword);
   if (!rules.success) fieldErrors.newPassword = rules.error.issues[0]!.message;
   else if (input.newPassword === input.currentPassword) fieldErrors.newPassword = 'Choose a password other than your current one.';
   if (fieldErrors.currentPassword || fieldErrors.newPassword) return { ok: false, reason: 'invalid', fieldErrors };

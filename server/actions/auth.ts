@@ -6,13 +6,12 @@ import { redirect } from 'next/navigation';
 import { z } from 'zod';
 import { getDb } from '@/server/database';
 import { signIn, signOut } from '@/server/auth/next-auth';
-import { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, passwordTooLong } from '@/server/auth/passwords';
+import { SIGN_UP_DONE, startSignUp } from '@/server/auth/accounts';
+import { emailField, newPasswordField } from '@/server/auth/password-rules';
 import { redirectPathOf, safeCallbackUrl } from '@/server/auth/callback-url';
-import { createUserWithPassword, EmailTakenError } from '@/server/auth/users';
 import { currentUser } from '@/server/auth/session';
 import { endAllSessions } from '@/server/auth/session-version';
-import { signUpLimited } from '@/server/auth/sign-in-limit';
-import { describeWait, SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
+import { SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
 import { clientAddressOf } from '@/server/http/client-address';
 
 export interface FormState {
@@ -21,6 +20,8 @@ export interface FormState {
   email?: string;
   /** Set when the limit refused the attempt: the form waits this long before it submits again. */
   retryAfterSeconds?: number;
+  /** The request was taken: the form gives way to this message. */
+  done?: string;
 }
 
 function refused(retryAfterSeconds: number, email: string): FormState {
@@ -47,11 +48,8 @@ export async function signInWithPassword(_prev: FormState, form: FormData): Prom
 
 const signUpSchema = z.object({
   name: z.string().trim().max(120, 'At most 120 characters.'),
-  email: z.string().trim().email('Enter a valid email address.').max(320),
-  password: z
-    .string()
-    .min(PASSWORD_MIN_LENGTH, `At least ${PASSWORD_MIN_LENGTH} characters.`)
-    .refine((p) => !passwordTooLong(p), `At most ${PASSWORD_MAX_BYTES} bytes (${PASSWORD_MAX_BYTES} plain letters, fewer with accents or emoji).`),
+  email: emailField,
+  password: newPasswordField,
 });
 
 export async function signUpWithPassword(_prev: FormState, form: FormData): Promise<FormState> {
@@ -67,30 +65,12 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
     return { fieldErrors, email };
   }
   // Sign-ups count against the sign-in limit of the client address (sign-in-limit.ts).
+  // The rest (hash, account or not, which e-mail) runs after the response: the answer and
+  // its time are the same whether or not the address has an account (server/auth/accounts.ts).
   const db = await getDb();
-  try {
-    const created = await signUpLimited(clientAddressOf(await headers()), () => createUserWithPassword(db, parsed.data));
-    if (!created.ok) return refused(created.retryAfterSeconds, email);
-  } catch (error) {
-    if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
-    throw error;
-  }
-  let target: string;
-  try {
-    target = await signIn('credentials', {
-      email: parsed.data.email,
-      password: parsed.data.password,
-      redirectTo: safeCallbackUrl(form.get('callbackUrl')),
-      redirect: false,
-    });
-  } catch (error) {
-    // The sign-up that used the address's last attempt leaves no attempt for signing in.
-    if (error instanceof SignInRateLimited) {
-      return { error: `Your account was created. Sign in in ${describeWait(error.retryAfterSeconds)}.`, retryAfterSeconds: error.retryAfterSeconds, email };
-    }
-    throw error;
-  }
-  redirect(redirectPathOf(target));
+  const taken = await startSignUp(db, parsed.data, clientAddressOf(await headers()));
+  if (!taken.ok) return refused(taken.retryAfterSeconds, email);
+  return { done: SIGN_UP_DONE, email: parsed.data.email };
 }
 
 /** Sign-out ends every session of the user (next-auth's signOut event raises the session version). */

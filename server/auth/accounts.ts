@@ -7,6 +7,7 @@ import { passwordResetMail, signUpAttemptMail, verificationMail } from '@/server
 import { consumeRateLimit, peekRateLimit } from '@/server/rate-limit';
 import { accountMailAllowed, passwordResetAllowed } from './account-limits';
 import { applyNewPassword } from './password-change';
+import { signUpLimited, type LimitRefusal } from './sign-in-limit';
 import { hashPassword } from './passwords';
 import { normalizeEmail } from './users';
 
@@ -28,6 +29,15 @@ export const BAD_LINK = 'This link does not work: it may have expired, been used
 export type LinkOutcome = { ok: true; email: string } | { ok: false; reason: 'bad_link' } | { ok: false; reason: 'rate_limited'; retryAfterSeconds: number };
 
 // Sign-up ----------------------------------------------------------------------------------
+
+/**
+ * A sign-up request: counted against the client address's sign-in limit (refused before
+ * any hash), then finished after the response. Whatever the address, the request does the
+ * same work and the caller answers SIGN_UP_DONE.
+ */
+export function startSignUp(db: Database, input: { email: string; password: string; name?: string }, address: string): Promise<{ ok: true; value: void } | LimitRefusal> {
+  return signUpLimited(address, async () => completeSignUpLater(db, input));
+}
 
 /** Finishes a sign-up after the response (the caller has applied the sign-up limit). */
 export function completeSignUpLater(db: Database, input: { email: string; password: string; name?: string }): void {

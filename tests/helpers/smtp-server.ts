@@ -33,7 +33,7 @@ export interface TestSmtpServer {
   close(): Promise<void>;
 }
 
-export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
+export async function startSmtpServer(port = 0, options: { onMail?: (mail: ReceivedMail) => void } = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const waiters = new Set<() => void>();
   const state = { refuseNext: 0 };
@@ -55,7 +55,7 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
         simpleParser(raw).then(
           (parsed) => {
             const text = parsed.text ?? '';
-            received.push({
+            const mail: ReceivedMail = {
               from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               to: session.envelope.rcptTo.map((r) => r.address),
               subject: parsed.subject ?? '',
@@ -63,7 +63,9 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
               html: typeof parsed.html === 'string' ? parsed.html : '',
               raw: raw.toString('utf8'),
               links: text.match(/https?:\/\/\S+/g) ?? [],
-            });
+            };
+            received.push(mail);
+            options.onMail?.(mail);
             for (const wake of waiters) wake();
             callback();
           },
