@@ -21,12 +21,12 @@ test('npm run dev with nothing configured: the message is logged and written to 
   test.setTimeout(300_000);
   const before = new Set(existsSync(MAIL_DIR) ? readdirSync(MAIL_DIR) : []);
   const pglite = mkdtempSync(path.join(os.tmpdir(), 'cda-dev-outbox-'));
-  const env: NodeJS.ProcessEnv = {};
+  const env: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!/^(DATABASE_|POSTGRES_|REDIS_|UPSTASH_|KV_|SMTP_|MAIL_|AUTH_URL|NODE_ENV|E2E_)/.test(name)) env[name] = value;
   }
   let log = '';
-  const dev: ChildProcess = spawn('npm', ['run', 'dev'], { cwd: ROOT, env: { ...env, PORT: String(PORT), PGLITE_DIR: pglite, LOG_FORMAT: 'json', NEXT_TELEMETRY_DISABLED: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dev: ChildProcess = spawn('npm', ['run', 'dev'], { cwd: ROOT, env: { ...(env as NodeJS.ProcessEnv), PORT: String(PORT), PGLITE_DIR: pglite, LOG_FORMAT: 'json', NEXT_TELEMETRY_DISABLED: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   dev.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   dev.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
   try {
