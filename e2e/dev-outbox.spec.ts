@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { simpleParser } from 'mailparser';
 import { DEMO_USERS } from '@/db/seed/demo';
 
 /**
@@ -43,7 +44,9 @@ test('npm run dev with nothing configured: the message is logged and written to 
     const eml = readFileSync(path.join(MAIL_DIR, file!), 'utf8');
     expect(eml).toMatch(new RegExp(`^To: ${DEMO_USERS.alice.email.replace('.', '\\.')}$`, 'm'));
     expect(eml).toMatch(/^Subject: Reset your Contract Data API password$/m);
-    const link = new RegExp(`http://localhost:${PORT}/reset-password#cdpwr_[0-9A-Za-z]{38}`).exec(eml)?.[0];
+    // The text part as a mail client reads it (quoted-printable wraps long lines in the file).
+    const text = (await simpleParser(eml)).text ?? '';
+    const link = new RegExp(`http://localhost:${PORT}/reset-password#cdpwr_[0-9A-Za-z]{38}`).exec(text)?.[0];
     expect(link).toBeDefined();
     // The log line: to, subject, the link.
     const line = log.split('\n').find((l) => l.includes('development outbox'));

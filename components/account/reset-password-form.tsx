@@ -5,7 +5,7 @@ import { useActionState } from 'react';
 import { resetPasswordAction } from '@/server/actions/accounts';
 import type { FormState } from '@/server/actions/auth';
 import { Field, useRetryAfter } from '@/components/auth-form';
-import { useLinkToken } from './link-token';
+import { currentLinkToken, useLinkToken } from './link-token';
 
 /** A new password through a reset link; success goes to sign-in (every session has ended). */
 export function ResetPasswordForm() {
@@ -13,7 +13,7 @@ export function ResetPasswordForm() {
   // The token joins the form data at submission, not as a field: React empties a form after
   // each answer, and a hidden field would lose the token with it (a second try would fail).
   const [state, formAction, pending] = useActionState<FormState, FormData>((previous, form) => {
-    form.set('token', token);
+    form.set('token', currentLinkToken());
     return resetPasswordAction(previous, form);
   }, {});
   const secondsLeft = useRetryAfter(state.retryAfterSeconds, state);

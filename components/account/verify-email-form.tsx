@@ -5,7 +5,7 @@ import { useActionState } from 'react';
 import { verifyEmailAction } from '@/server/actions/accounts';
 import type { FormState } from '@/server/actions/auth';
 import { useRetryAfter } from '@/components/auth-form';
-import { useLinkToken } from './link-token';
+import { currentLinkToken, useLinkToken } from './link-token';
 
 /**
  * The verification link's page: a button, rather than verifying on opening, so that a mail
@@ -15,7 +15,7 @@ export function VerifyEmailForm() {
   const { token, read } = useLinkToken();
   // The token joins the form data at submission (React empties a form after each answer).
   const [state, formAction, pending] = useActionState<FormState, FormData>((previous, form) => {
-    form.set('token', token);
+    form.set('token', currentLinkToken());
     return verifyEmailAction(previous, form);
   }, {});
   const secondsLeft = useRetryAfter(state.retryAfterSeconds, state);
