@@ -177,6 +177,11 @@ const envSchema = logSchema.extend({
   // "off": no metrics recorded (and no /api/metrics): the bench's switch to measure what
   // observability costs, side by side with "on" (docs/operations.md).
   OBSERVABILITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  // Per-key usage counts and the request log (server/usage/): "off" records neither, the
+  // bench's baseline to measure what they cost, side by side with "on".
+  KEY_ACTIVITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  // Days a security-log event is kept (server/security-log/): the retention job deletes older ones.
+  AUDIT_LOG_RETENTION_DAYS: positiveInt(400),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -304,6 +309,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
     },
     observability: c.OBSERVABILITY !== 'off',
     metricsToken: c.METRICS_TOKEN,
+    keyActivity: c.KEY_ACTIVITY !== 'off',
+    auditLogRetentionDays: c.AUDIT_LOG_RETENTION_DAYS,
   };
 }
 

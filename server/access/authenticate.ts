@@ -102,7 +102,7 @@ export async function authenticate(
   }
   const { tokenId } = principal;
   // The request's log line names the key by its id (never the token or its hash).
-  setRequestKeyId(tokenId);
+  setRequestKeyId(tokenId, credential.kind);
   const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
   // A conditional request counts against the conditional quota now, and against the key's
   // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).

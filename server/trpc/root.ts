@@ -1,5 +1,6 @@
 import { router } from './init';
 import { contractsRouter } from './routers/contracts';
+import { keyActivityRouter } from './routers/key-activity';
 import { apiKeysRouter, calendarFeedsRouter } from './routers/tokens';
 import { webhooksRouter } from './routers/webhooks';
 
@@ -16,6 +17,7 @@ export const restRouter = router({
 export const internalRouter = router({
   apiKeys: apiKeysRouter,
   calendarFeeds: calendarFeedsRouter,
+  keyActivity: keyActivityRouter,
   webhooks: webhooksRouter,
 });
 
