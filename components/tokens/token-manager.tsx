@@ -1,5 +1,6 @@
 'use client';
 
+import Link from 'next/link';
 import { useState, type ReactNode } from 'react';
 import { ErrorAlert } from '@/components/error-alert';
 import { useFocusReturn, useRefreshableList } from './managed-list';
@@ -38,6 +39,7 @@ export function TokenManager<Created>({
   revoke,
   renderCreate,
   renderCreated,
+  detailHref,
 }: {
   initialRows: TokenRow[];
   text: TokenManagerText;
@@ -49,6 +51,8 @@ export function TokenManager<Created>({
   revoke: (id: string) => Promise<unknown>;
   renderCreate: (done: { onClose: () => void; onCreated: (created: Created) => Promise<void> }) => ReactNode;
   renderCreated: (created: Created, onClose: () => void) => ReactNode;
+  /** Where a token's own page is (API keys: its usage and requests), if it has one. */
+  detailHref?: (row: TokenRow) => string;
 }) {
   const { rows, listError, refresh } = useRefreshableList(initialRows, load);
   const [creating, setCreating] = useState(false);
@@ -102,7 +106,7 @@ export function TokenManager<Created>({
                 {rows.map((row) => (
                   <tr key={row.id} data-testid={text.rowTestId}>
                     <td className="card-title" style={{ fontWeight: 600 }}>
-                      {row.name}
+                      {detailHref ? <Link href={detailHref(row)}>{row.name}</Link> : row.name}
                     </td>
                     <td data-label={hintLabel}>
                       <code>{row.hint}</code>

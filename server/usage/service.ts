@@ -34,12 +34,12 @@ const DAY_MS = 86_400_000;
 const NO_SUCH_KEY = 'No such API key.';
 
 export interface KeyUsage {
-  key: { id: string; name: string; hint: string; status: string; createdAt: Date };
+  key: { id: string; name: string; hint: string; status: string; createdAt: string };
   hours: UsageBucket[];
   days: UsageBucket[];
   /** Totals of the 90 days, per operation and outcome. */
   totals: UsageBucket;
-  lastUsed: { at: Date; clientAddress: string | null; userAgent: string | null } | null;
+  lastUsed: { at: string; clientAddress: string | null; userAgent: string | null } | null;
   store: 'redis' | 'database';
 }
 
@@ -80,11 +80,15 @@ export async function keyUsage(db: Database, userId: string, keyId: string, now 
     for (const operation of USAGE_OPERATIONS) for (const outcome of USAGE_OUTCOMES) totals[operation][outcome] += day[operation][outcome];
   }
   return {
-    key: { id: key.id, name: key.name, hint: key.hint, status: statusOf(key, now), createdAt: key.createdAt },
+    key: { id: key.id, name: key.name, hint: key.hint, status: statusOf(key, now), createdAt: key.createdAt.toISOString() },
     hours: fill(hourStarts, hourRows),
     days,
     totals,
-    lastUsed: last ? { at: last.at, clientAddress: last.clientAddress, userAgent: last.userAgent } : key.lastUsedAt ? { at: key.lastUsedAt, clientAddress: null, userAgent: null } : null,
+    lastUsed: last
+      ? { at: last.at.toISOString(), clientAddress: last.clientAddress, userAgent: last.userAgent }
+      : key.lastUsedAt
+        ? { at: key.lastUsedAt.toISOString(), clientAddress: null, userAgent: null }
+        : null,
     store: store.kind,
   };
 }

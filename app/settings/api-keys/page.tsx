@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { RequestSearch } from '@/components/key-activity/request-search';
 import { ApiKeysManager } from '@/components/tokens/api-keys-manager';
 import { toTokenRow } from '@/components/tokens/types';
 import { tokensPage } from '@/server/access/pages';
@@ -21,6 +22,14 @@ export default async function ApiKeysPage() {
         <code>Authorization: Bearer</code>); see the <Link href="/docs/api">API reference</Link> for the endpoints and examples.
       </p>
       <ApiKeysManager initialKeys={keys.map(toTokenRow)} />
+      <div className="card" style={{ marginTop: '1.5rem' }}>
+        <div className="card-body">
+          <RequestSearch />
+          <p className="muted small" style={{ margin: 0 }}>
+            Open a key to see its usage and its last 1,000 requests.
+          </p>
+        </div>
+      </div>
     </section>
   );
 }
