@@ -517,6 +517,7 @@ export const securityEvents = pgTable(
     index('security_events_subject_idx').on(t.subjectUserId, t.at.desc(), t.id.desc()),
     index('security_events_org_idx').on(t.organizationId, t.at.desc(), t.id.desc()),
     index('security_events_at_idx').on(t.at),
+    index('security_events_object_idx').on(t.objectId, t.kind),
   ],
 );
 

@@ -47,6 +47,8 @@ CREATE INDEX "request_log_request_id_idx" ON "request_log" USING btree ("request
 CREATE INDEX "security_events_subject_idx" ON "security_events" USING btree ("subject_user_id","at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "security_events_org_idx" ON "security_events" USING btree ("organization_id","at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "security_events_at_idx" ON "security_events" USING btree ("at");--> statement-breakpoint
+CREATE INDEX "security_events_object_idx" ON "security_events" USING btree ("object_id","kind");
+--> statement-breakpoint
 -- The security log is append-only: no statement of the app may change or remove an event.
 -- Only the retention job deletes, inside a transaction that first runs
 -- SET LOCAL app.security_log_retention = 'on' (server/security-log/retention.ts); UPDATE

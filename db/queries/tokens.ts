@@ -79,12 +79,17 @@ export async function insertToken(
   return row!;
 }
 
-/** Revokes one of a user's tokens; a token already revoked keeps its first revocation time. */
-export async function revokeTokenRow(db: Database, kind: TokenKind, userId: string, id: string, now: Date): Promise<void> {
-  await db
+/**
+ * Revokes one of a user's tokens; a token already revoked keeps its first revocation time.
+ * Returns the token's name when this call revoked it, undefined when it changed nothing.
+ */
+export async function revokeTokenRow(db: Database, kind: TokenKind, userId: string, id: string, now: Date): Promise<{ name: string } | undefined> {
+  const [row] = await db
     .update(accessTokens)
     .set({ revokedAt: now })
-    .where(and(eq(accessTokens.id, id), ofUser(kind, userId), isNull(accessTokens.revokedAt)));
+    .where(and(eq(accessTokens.id, id), ofUser(kind, userId), isNull(accessTokens.revokedAt)))
+    .returning({ name: accessTokens.name });
+  return row;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
 import { MAX_ACTIVE_TOKENS, TOKEN_NAME_MAX_LENGTH, type TokenKind, type TokenStatus, type TokenSummary } from '@/lib/tokens';
 import { afterResponse } from '@/server/after-response';
 import { AppError } from '@/server/errors';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import { announceRevocation, mayUseTokenCache } from './revocations';
 import { hashToken, TOKEN_FORMATS } from './token-format';
 
@@ -87,14 +88,31 @@ export async function createToken(
         `You already have ${MAX_ACTIVE_TOKENS[kind]} active ${policy.nouns}, the most allowed. Revoke one you no longer use first.`,
       );
     }
-    return insertToken(tx, { kind, userId, name, tokenHash: hashToken(secret), hint: format.hint(secret), createdAt: now, expiresAt });
+    const inserted = await insertToken(tx, { kind, userId, name, tokenHash: hashToken(secret), hint: format.hint(secret), createdAt: now, expiresAt });
+    // In the same transaction: no key without its event.
+    await recordSecurityEvent(tx, {
+      kind: `${kind}.created`,
+      subjectUserId: userId,
+      objectType: kind,
+      objectId: inserted.id,
+      objectLabel: name,
+      details: expiresAt ? { expires_at: expiresAt.toISOString() } : undefined,
+      at: now,
+    });
+    return inserted;
   });
   return { secret, token: summaryOf(row, now) };
 }
 
 /** Revokes one of the user's own tokens (idempotent). Another user's token is "not found". */
 export async function revokeToken(db: Database, kind: TokenKind, userId: string, id: string, now = new Date()): Promise<TokenSummary> {
-  await revokeTokenRow(db, kind, userId, id, now);
+  await db.transaction(async (tx) => {
+    const revoked = await revokeTokenRow(tx as unknown as Database, kind, userId, id, now);
+    // Once, by whoever revoked it first (a repeated revoke changes nothing and logs nothing).
+    if (revoked) {
+      await recordSecurityEvent(tx as unknown as Database, { kind: `${kind}.revoked`, subjectUserId: userId, objectType: kind, objectId: id, objectLabel: revoked.name, at: now });
+    }
+  });
   const row = await selectTokenOf(db, kind, userId, id);
   if (!row) throw new AppError('not_found', `No such ${POLICIES[kind].noun}.`);
   // At once in this process; within a second on every other instance (./revocations.ts).

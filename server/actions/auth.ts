@@ -13,7 +13,8 @@ import { currentUser } from '@/server/auth/session';
 import { endAllSessions } from '@/server/auth/session-version';
 import { signUpLimited } from '@/server/auth/sign-in-limit';
 import { describeWait, SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
-import { clientAddressOf } from '@/server/http/client-address';
+import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { SYSTEM_ACTOR, userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
 
 export interface FormState {
   error?: string;
@@ -69,7 +70,10 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
   // Sign-ups count against the sign-in limit of the client address (sign-in-limit.ts).
   const db = await getDb();
   try {
-    const created = await signUpLimited(clientAddressOf(await headers()), () => createUserWithPassword(db, parsed.data));
+    const requestHeaders = await headers();
+    const address = clientAddressOf(requestHeaders);
+    const from = { clientAddress: address === SHARED_CLIENT_BUCKET ? null : address, userAgent: userAgentOf(requestHeaders) };
+    const created = await signUpLimited(address, () => withActor({ ...SYSTEM_ACTOR, ...from }, () => createUserWithPassword(db, parsed.data)));
     if (!created.ok) return refused(created.retryAfterSeconds, email);
   } catch (error) {
     if (error instanceof EmailTakenError) return { fieldErrors: { email: error.message }, email };
@@ -95,7 +99,7 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
 
 /** Sign-out ends every session of the user (next-auth's signOut event raises the session version). */
 export async function signOutAction(): Promise<void> {
-  await signOut({ redirectTo: '/', redirect: false });
+  await withActor(await requestActor(), () => signOut({ redirectTo: '/', redirect: false }));
   redirect('/');
 }
 
@@ -105,11 +109,22 @@ export async function signOutAction(): Promise<void> {
  */
 export async function signOutEverywhereAction(): Promise<void> {
   const user = await currentUser();
-  if (user) await endAllSessions(await getDb(), user.id);
-  await signOut({ redirectTo: '/sign-in', redirect: false });
+  // One scope for both: next-auth's signOut event ends the sessions again, and the
+  // security log gets one event (endAllSessions remembers it in the scope).
+  await withActor(await requestActor(), async () => {
+    if (user) await endAllSessions(await getDb(), user.id);
+    await signOut({ redirectTo: '/sign-in', redirect: false });
+  });
   redirect('/sign-in');
 }
 
 export async function signInWithGitHub(form: FormData): Promise<void> {
   await signIn('github', { redirectTo: safeCallbackUrl(form.get('callbackUrl')) });
+}
+
+/** The request's address and user agent, for the security log's events of this action. */
+async function requestActor(): Promise<SecurityActor> {
+  const requestHeaders = await headers();
+  const address = clientAddressOf(requestHeaders);
+  return { ...SYSTEM_ACTOR, clientAddress: address === SHARED_CLIENT_BUCKET ? null : address, userAgent: userAgentOf(requestHeaders) };
 }

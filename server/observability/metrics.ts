@@ -113,6 +113,11 @@ function buildMetrics(registry: Registry) {
       help: 'Rows of the per-key request log dropped instead of written: the buffer was full (the database slow or down) or the batch insert failed.',
       registers,
     }),
+    securityLogDropped: new Counter({
+      name: 'security_log_dropped_total',
+      help: 'Batched security-log events (failed sign-ins, refused addresses) dropped instead of written: the queue was full or the insert failed.',
+      registers,
+    }),
     exportRows: new Counter({
       name: 'contracts_export_rows_total',
       help: "Contract rows written to CSV exports (the API's export and the contracts page's download).",
@@ -153,6 +158,7 @@ function createMetrics(): Metrics {
   for (const outcome of ['succeeded', 'failed', 'skipped', 'error'] satisfies DeliveryOutcome[]) metrics.webhookDeliveries.labels(outcome).inc(0);
   for (const pool of ['primary', 'replica', 'other']) metrics.statementTimeouts.labels(pool).inc(0);
   metrics.requestLogDropped.inc(0);
+  metrics.securityLogDropped.inc(0);
   observeStatements((db) => {
     metrics.inFlight.set(db, (metrics.inFlight.get(db) ?? 0) + 1);
     return (error) => {
@@ -229,6 +235,10 @@ export function countWebhookDelivery(outcome: DeliveryOutcome): void {
 
 export function countRequestLogDropped(rows: number): void {
   recording()?.requestLogDropped.inc(rows);
+}
+
+export function countSecurityLogDropped(events: number): void {
+  recording()?.securityLogDropped.inc(events);
 }
 
 export function countExportRows(rows: number): void {

@@ -9,7 +9,9 @@ import type { Database } from '@/db/client';
 import { apiKeyCredential, authenticate, type Credential } from '@/server/access/authenticate';
 import type { SessionUser } from '@/server/auth/session';
 import { AppError, toAppError } from '@/server/errors';
+import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
+import { userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
 
 // 1. Context ---------------------------------------------------------------------------
 
@@ -60,7 +62,16 @@ export const publicProcedure = t.procedure;
 /** Signed-in users of the app; narrows ctx.user so no procedure repeats the check. */
 export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.sessionUser) throw new AppError('unauthorized', 'Sign in first.');
-  return next({ ctx: { user: ctx.sessionUser } });
+  const user = ctx.sessionUser;
+  // The security log's actor of every event written by the procedure (server/security-log/actor.ts).
+  const actor: SecurityActor = {
+    kind: 'user',
+    userId: user.id,
+    label: user.email ?? user.id,
+    clientAddress: ctx.clientAddress === SHARED_CLIENT_BUCKET ? null : ctx.clientAddress,
+    userAgent: userAgentOf(ctx.headers),
+  };
+  return withActor(actor, () => next({ ctx: { user } }));
 });
 
 /** The public REST API: a valid X-API-Key, within its rate limit, puts the caller in ctx. */

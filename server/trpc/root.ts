@@ -1,6 +1,7 @@
 import { router } from './init';
 import { contractsRouter } from './routers/contracts';
 import { keyActivityRouter } from './routers/key-activity';
+import { securityLogRouter } from './routers/security-log';
 import { apiKeysRouter, calendarFeedsRouter } from './routers/tokens';
 import { webhooksRouter } from './routers/webhooks';
 
@@ -18,6 +19,7 @@ export const internalRouter = router({
   apiKeys: apiKeysRouter,
   calendarFeeds: calendarFeedsRouter,
   keyActivity: keyActivityRouter,
+  securityLog: securityLogRouter,
   webhooks: webhooksRouter,
 });
 

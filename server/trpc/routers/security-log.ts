@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { securityLogPage } from '@/server/security-log/service';
+import { protectedProcedure, router } from '../init';
+
+/** The query of a log page: kinds, a time range, the cursor (validated by the service, which names a bad one). */
+export const securityLogQuery = z.object({
+  kinds: z.array(z.string().max(64)).max(32).optional(),
+  from: z.string().max(40).optional(),
+  to: z.string().max(40).optional(),
+  cursor: z.string().max(64, 'cursor is not one this log gave.').optional(),
+});
+
+/** Settings → Security log: the signed-in person's own events. */
+export const securityLogRouter = router({
+  own: protectedProcedure.input(securityLogQuery).query(({ ctx, input }) => securityLogPage(ctx.db, { userId: ctx.user.id }, input)),
+});
