@@ -8,6 +8,7 @@ const ENTRIES = [
   { href: '/settings/calendar', label: 'Calendar feeds' },
   { href: '/settings/webhooks', label: 'Webhooks' },
   { href: '/settings/sessions', label: 'Sessions' },
+  { href: '/settings/security-log', label: 'Security log' },
 ];
 
 export function SettingsNav() {
