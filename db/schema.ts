@@ -57,6 +57,10 @@ export const oauthAccounts = pgTable(
 export const organizations = pgTable('organizations', {
   id: uuid('id').primaryKey().defaultRandom(),
   name: varchar('name', { length: 200 }).notNull(),
+  // "Members' personal keys may read this organisation's contracts" (docs/keys.md): off,
+  // only the organisation's own keys read them; members' personal API keys, calendar
+  // feeds and webhook endpoints leave them out. Read at request time with the scope.
+  memberKeysAllowed: boolean('member_keys_allowed').notNull().default(true),
   ...timestamps,
 });
 
@@ -267,25 +271,69 @@ export const tokenKind = pgEnum('token_kind', ['api_key', 'calendar_feed']);
 // apps cannot send headers, so a feed is read with a token in its URL). One table, one
 // lifecycle (server/access/tokens.ts): shown once, stored as the SHA-256 of the token,
 // listed by a non-secret hint, revoked or expired, never deleted.
+//
+// A token is owned by a person (user_id) or, for API keys, by an organisation
+// (organization_id): an organisation key keeps working when the person who created it
+// (created_by) leaves or is deleted. What it may read (access_*), do (permissions) and
+// from where (allowed_addresses) are read with the scope on every request
+// (db/queries/token-scope.ts), so an edit takes effect on the next request everywhere.
 export const accessTokens = pgTable(
   'access_tokens',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    userId: uuid('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    // The person who owns the token; null for an organisation's key.
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    // The organisation that owns the key (API keys only); null for a person's token.
+    organizationId: uuid('organization_id').references(() => organizations.id, { onDelete: 'cascade' }),
+    // Who created it; null once that person is deleted (an organisation key survives them).
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
     kind: tokenKind('kind').notNull(),
     name: varchar('name', { length: 64 }).notNull(),
     // SHA-256 of the full token, hex. The token itself is never stored.
     tokenHash: char('token_hash', { length: 64 }).notNull().unique(),
     // Non-secret hint shown in the list: the prefix and the last four characters.
     hint: varchar('hint', { length: 32 }).notNull(),
+    // Access: everything the owner can see (true, the default and every key made before
+    // restrictions), or the chosen set: personal contracts and these organisations.
+    accessAll: boolean('access_all').notNull().default(true),
+    accessPersonal: boolean('access_personal').notNull().default(false),
+    accessOrganizationIds: jsonb('access_organization_ids').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    // API keys: the permissions (lib/key-restrictions.ts) and the allowed addresses
+    // (IPv4/IPv6 addresses and CIDR ranges; empty: any address).
+    permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'["contracts:read","contracts:export"]'::jsonb`),
+    allowedAddresses: jsonb('allowed_addresses').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    // After a roll, the previous secret keeps working until previous_expires_at.
+    previousTokenHash: char('previous_token_hash', { length: 64 }).unique(),
+    previousExpiresAt: timestamp('previous_expires_at', { withTimezone: true, precision: 3 }),
     createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
   },
-  (t) => [index('access_tokens_user_idx').on(t.userId, t.kind, t.createdAt.desc())],
+  (t) => [
+    index('access_tokens_user_idx').on(t.userId, t.kind, t.createdAt.desc()),
+    index('access_tokens_organization_idx').on(t.organizationId, t.createdAt.desc()).where(sql`${t.organizationId} IS NOT NULL`),
+    check('access_tokens_one_owner', sql`(${t.userId} IS NULL) <> (${t.organizationId} IS NULL)`),
+    check('access_tokens_organization_keys', sql`${t.organizationId} IS NULL OR ${t.kind} = 'api_key'`),
+  ],
+);
+
+// "Remove access" (an organisation's owners and admins): this member's personal key no
+// longer reads this organisation's contracts; nothing else of the key changes, and its
+// owner sees who removed it and when.
+export const tokenOrganizationRemovals = pgTable(
+  'token_organization_removals',
+  {
+    tokenId: uuid('token_id')
+      .notNull()
+      .references(() => accessTokens.id, { onDelete: 'cascade' }),
+    organizationId: uuid('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    removedBy: uuid('removed_by').references(() => users.id, { onDelete: 'set null' }),
+    removedAt: timestamp('removed_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.organizationId] }), index('token_organization_removals_organization_idx').on(t.organizationId)],
 );
 
 // Webhooks (server/webhooks/): endpoints users register, the outbox of contract events that
@@ -308,6 +356,11 @@ export const webhookEndpoints = pgTable(
     eventTypes: jsonb('event_types').$type<string[]>().notNull(),
     renewalOffsets: jsonb('renewal_offsets').$type<number[]>().notNull(),
     status: webhookEndpointStatus('status').notNull().default('active'),
+    // Which contracts it hears of, as for tokens: everything the owner can see, or the
+    // chosen set (personal contracts, these organisations).
+    accessAll: boolean('access_all').notNull().default(true),
+    accessPersonal: boolean('access_personal').notNull().default(false),
+    accessOrganizationIds: jsonb('access_organization_ids').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     // The signing secret (whsec_…), AES-256-GCM encrypted (server/access/secret-box.ts): it
     // must be recoverable to sign, and a database dump alone must not forge deliveries.
     secretCiphertext: text('secret_ciphertext').notNull(),

@@ -23,6 +23,8 @@ export const API_KEY_EXPIRY_CHOICES = [7, 30, 90, 365, null] as const;
 export type ApiKeyExpiry = (typeof API_KEY_EXPIRY_CHOICES)[number];
 export const DEFAULT_API_KEY_EXPIRY: ApiKeyExpiry = 90;
 
+import type { Access } from './key-restrictions';
+
 export type TokenStatus = 'active' | 'expired' | 'revoked';
 
 /** A token as the settings pages list it: never the secret, only its hint. */
@@ -35,4 +37,32 @@ export interface TokenSummary {
   expiresAt: Date | null;
   revokedAt: Date | null;
   status: TokenStatus;
+}
+
+/** Who owns a token: a person, or (API keys) an organisation. */
+export type TokenOwner = { kind: 'user'; userId: string } | { kind: 'organization'; organizationId: string; organizationName: string };
+
+/** An organisation that removed a member's key's access, for the owner's list ("why"). */
+export interface AccessRemoval {
+  organizationId: string;
+  organizationName: string;
+  removedAt: Date;
+  /** The e-mail address of the owner or admin who removed it (null once deleted). */
+  removedBy: string | null;
+}
+
+/** A token with its restrictions (docs/keys.md), as the settings pages and the CLI list it. */
+export interface TokenDetails extends TokenSummary {
+  owner: TokenOwner;
+  /** Who created it (null once that person is deleted). */
+  createdBy: string | null;
+  access: Access;
+  permissions: string[];
+  allowedAddresses: string[];
+  /** After a roll: until when the previous secret still works (null: it does not). */
+  previousExpiresAt: Date | null;
+  /** The restrictions in a short readable form: "access: personal, Acme · read · from 203.0.113.0/24". */
+  restrictions: string;
+  /** Organisations that removed this key's access (its owner sees why it no longer reads them). */
+  removedFrom: AccessRemoval[];
 }

@@ -12,6 +12,8 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
   | 'forbidden'
+  | 'insufficient_scope'
+  | 'ip_not_allowed'
   | 'not_found'
   | 'method_not_allowed'
   | 'request_timeout'
@@ -26,6 +28,10 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  // A restricted API key (docs/keys.md): the permission the operation needs is not the
+  // key's, or the request came from an address the key does not allow.
+  insufficient_scope: 403,
+  ip_not_allowed: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -160,6 +166,8 @@ export const API_ERROR_CODES = [
   'invalid_request',
   'unauthorized',
   'forbidden',
+  'insufficient_scope',
+  'ip_not_allowed',
   'not_found',
   'method_not_allowed',
   'request_timeout',
@@ -172,7 +180,7 @@ export const API_ERROR_CODES = [
 const errorCodeSchema = z.enum(API_ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.',
+    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, insufficient_scope 403 (the key lacks the permission the operation needs), ip_not_allowed 403 (the key does not allow the address the request came from), not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.',
 });
 
 /** The error envelope's schema, for the OpenAPI document and the tests that validate against it. */

@@ -18,11 +18,24 @@ import { contracts, memberships } from '../schema';
  * (how many organisations) and can be prepared once.
  */
 
-/** Who is asking: a user, and the organisations that user belongs to right now. */
+/**
+ * Who is asking: a user, and the organisations whose contracts the caller reaches right
+ * now (the user's memberships, narrowed for a restricted key: db/queries/token-scope.ts).
+ * `personal: false` leaves the user's personal contracts out (a key restricted to
+ * organisations, an organisation's own key); absent means true.
+ */
 export interface CallerScope {
   userId: string;
   organizationIds: readonly string[];
+  personal?: boolean;
 }
+
+/**
+ * The owner id a scope without personal contracts puts in the personal path: no user has
+ * it, so the path matches nothing while the statement keeps its one shape and index.
+ */
+export const NO_USER = '00000000-0000-0000-0000-000000000000';
+const personalOwner = (scope: CallerScope) => (scope.personal === false ? NO_USER : scope.userId);
 
 const personalContracts = (userId: Placeholder) => and(isNull(contracts.organizationId), eq(contracts.ownerId, userId))!;
 const organizationContracts = (organizationId: Placeholder) => eq(contracts.organizationId, organizationId);
@@ -35,7 +48,7 @@ export function accessibleTo(): SQL {
 
 /** The values of `accessibleTo()` for a scope. */
 export function accessValues(scope: CallerScope): { userId: string; orgIds: string } {
-  return { userId: scope.userId, orgIds: uuidArrayLiteral(scope.organizationIds) };
+  return { userId: personalOwner(scope), orgIds: uuidArrayLiteral(scope.organizationIds) };
 }
 
 /**
@@ -61,7 +74,10 @@ export interface AccessShape {
 }
 
 export function accessShape(scope: CallerScope, organizationFilter: string | undefined): AccessShape | undefined {
-  if (organizationFilter === undefined) return { personal: true, organizationIds: scope.organizationIds };
+  if (organizationFilter === undefined) {
+    const personal = scope.personal !== false;
+    return personal || scope.organizationIds.length > 0 ? { personal, organizationIds: scope.organizationIds } : undefined;
+  }
   const organizationIds = scope.organizationIds.filter((id) => id === organizationFilter);
   return organizationIds.length > 0 ? { personal: false, organizationIds } : undefined;
 }
@@ -82,7 +98,7 @@ export function accessPaths(shape: AccessShape): SQL[] {
 
 /** The values of `accessPaths()`. */
 export function accessPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
-  const values: Record<string, unknown> = { userId: scope.userId };
+  const values: Record<string, unknown> = { userId: personalOwner(scope) };
   shape.organizationIds.forEach((id, i) => (values[`org${i}`] = id));
   return values;
 }
@@ -101,7 +117,7 @@ export function countPaths(shape: AccessShape): SQL[] {
 
 /** The values of `countPaths()`. */
 export function countPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
-  return { userId: scope.userId, orgIds: uuidArrayLiteral(shape.organizationIds) };
+  return { userId: personalOwner(scope), orgIds: uuidArrayLiteral(shape.organizationIds) };
 }
 
 /**
@@ -113,11 +129,16 @@ export function ofOrganization(): SQL {
 }
 
 /**
- * The rule turned around, for the webhook fan-out (which users may hear of a contract):
- * whether the user in `userId` may see a contract of `ownerId` and `organizationId`, as
- * SQL over columns of the statement. The same meaning as accessibleTo(), which decides
- * again at delivery time.
+ * The rule turned around, for the webhook fan-out (which endpoints hear of a contract):
+ * whether the endpoint in alias `e` (webhook_endpoints) may see a contract of `ownerId`
+ * and `organizationId`, as SQL over columns of the statement: its owner's personal
+ * contracts if its access includes them, and the contracts of an organisation its owner
+ * belongs to, if its access includes it and the organisation lets members' keys read
+ * (db/queries/token-scope.ts reads the same rule as a scope, which decides again at delivery).
  */
-export function userMaySee(userId: SQL, ownerId: SQL, organizationId: SQL): SQL {
-  return sql`((${organizationId} IS NULL AND ${ownerId} = ${userId}) OR EXISTS (SELECT 1 FROM ${memberships} WHERE ${memberships.userId} = ${userId} AND ${memberships.organizationId} = ${organizationId}))`;
+export function endpointMaySee(ownerId: SQL, organizationId: SQL): SQL {
+  return sql`((${organizationId} IS NULL AND ${ownerId} = e.user_id AND (e.access_all OR e.access_personal))
+    OR EXISTS (SELECT 1 FROM ${memberships} m JOIN organizations o ON o.id = m.organization_id
+      WHERE m.user_id = e.user_id AND m.organization_id = ${organizationId} AND o.member_keys_allowed
+        AND (e.access_all OR e.access_organization_ids @> jsonb_build_array(m.organization_id))))`;
 }

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client';
-import { accessTokens, keyUsage, requestLog } from '../schema';
+import { accessTokens, keyUsage, memberships, requestLog } from '../schema';
 
 /**
  * Per-key usage counts and the request log (server/usage/): written in batches after the
@@ -11,14 +11,18 @@ import { accessTokens, keyUsage, requestLog } from '../schema';
 
 /**
  * THE one rule of which API keys a signed-in person may see the usage and requests of:
- * today, the keys they created. (Organisation keys, for the organisation's owners and
- * admins, are to be added here and nowhere else.) A subquery of key ids.
+ * their own keys, and the keys owned by an organisation they own or administer (as
+ * docs/keys.md's oversight). A subquery of key ids.
  */
 export function keysVisibleTo(db: Database, userId: string) {
+  const administered = db
+    .select({ id: memberships.organizationId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), inArray(memberships.role, ['owner', 'admin'])));
   return db
     .select({ id: accessTokens.id })
     .from(accessTokens)
-    .where(and(eq(accessTokens.userId, userId), eq(accessTokens.kind, 'api_key')));
+    .where(and(eq(accessTokens.kind, 'api_key'), or(eq(accessTokens.userId, userId), inArray(accessTokens.organizationId, administered))));
 }
 
 /** One key the person may see (its name for the page), or undefined: another's key and an unknown id alike. */

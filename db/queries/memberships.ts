@@ -1,6 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../client';
-import { memberships, organizations } from '../schema';
+import { memberships, organizations, users } from '../schema';
 
 export interface Membership {
   id: string;
@@ -29,4 +29,35 @@ export function membershipsStatement(userId: string): Statement<Membership[]> {
 
 export function selectMemberships(db: Database, userId: string): Promise<Membership[]> {
   return runStatement(db, membershipsStatement(userId));
+}
+
+/** Organisation names by id (for lists that name the organisations a token reaches). */
+export async function selectOrganizationNames(db: Database, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .select({ id: organizations.id, name: organizations.name })
+    .from(organizations)
+    .where(sql`${organizations.id} IN (${sql.join(unique.map((id) => sql`${id}::uuid`), sql`, `)})`);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** A user's role in an organisation, or undefined when not a member. */
+export async function selectRole(db: Database, userId: string, organizationId: string): Promise<Membership['role'] | undefined> {
+  const [row] = await db
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(sql`${memberships.userId} = ${userId}::uuid AND ${memberships.organizationId} = ${organizationId}::uuid`);
+  return row?.role;
+}
+
+/** E-mail addresses of users by id (who created an organisation's keys). */
+export async function selectUserEmails(db: Database, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(sql`${users.id} IN (${sql.join(unique.map((id) => sql`${id}::uuid`), sql`, `)})`);
+  return new Map(rows.map((r) => [r.id, r.email]));
 }

@@ -55,11 +55,13 @@ export async function insertRefusalsOncePerHour(db: Database, rows: SecurityEven
   for (const row of rows) {
     await db.execute(sql`
       INSERT INTO security_events (at, kind, actor_kind, actor_user_id, actor_label, client_address, user_agent, subject_user_id, organization_id, object_type, object_id, object_label, details)
-      SELECT ${(row.at ?? new Date()).toISOString()}::timestamptz, ${row.kind}, ${row.actorKind}, ${row.actorUserId ?? null}::uuid, ${row.actorLabel}, ${row.clientAddress ?? null}, ${row.userAgent ?? null},
-             ${row.subjectUserId ?? null}::uuid, ${row.organizationId ?? null}::uuid, ${row.objectType}, ${row.objectId ?? null}, ${row.objectLabel ?? null}, ${row.details ? JSON.stringify(row.details) : null}::jsonb
+      SELECT ${(row.at ?? new Date()).toISOString()}::timestamptz, ${row.kind}, ${row.actorKind}, ${row.actorUserId ?? null}::uuid, CASE WHEN k.name IS NULL THEN ${row.actorLabel}::text ELSE 'API key ' || k.name END, ${row.clientAddress ?? null}, ${row.userAgent ?? null},
+             coalesce(${row.subjectUserId ?? null}::uuid, k.user_id, k.created_by), ${row.organizationId ?? null}::uuid, ${row.objectType}, ${row.objectId ?? null},
+             coalesce(${row.objectLabel ?? null}::text, k.name), ${row.details ? JSON.stringify(row.details) : null}::jsonb
+      FROM (SELECT 1) one LEFT JOIN access_tokens k ON k.id = ${row.objectId ?? null}::uuid
       WHERE NOT EXISTS (
         SELECT 1 FROM security_events
-        WHERE object_id = ${row.objectId ?? null} AND kind = ${row.kind} AND client_address IS NOT DISTINCT FROM ${row.clientAddress ?? null}
+        WHERE object_id = ${row.objectId ?? null} AND kind = ${row.kind} AND client_address IS NOT DISTINCT FROM ${row.clientAddress ?? null}::text
           AND at > ${new Date((row.at ?? new Date()).getTime() - 3_600_000).toISOString()}::timestamptz
       )`);
   }

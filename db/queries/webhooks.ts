@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { WebhookDeliveryState, WebhookEndpointStatus } from '@/lib/webhooks';
 import { executeRows, runStatement, type Database, type Statement } from '../client';
 import { contracts, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../schema';
-import { accessibleTo, accessValues, userMaySee, type CallerScope } from './access';
+import { accessibleTo, accessValues, endpointMaySee, type CallerScope } from './access';
 import { detailColumns, type ContractDetailRow } from './contracts/columns';
 import { visibleExpirationDate, visibleRenewalDate } from './contracts/expressions';
 
@@ -26,6 +26,9 @@ export const endpointListColumns = {
   failingSince: webhookEndpoints.failingSince,
   disabledReason: webhookEndpoints.disabledReason,
   createdAt: webhookEndpoints.createdAt,
+  accessAll: webhookEndpoints.accessAll,
+  accessPersonal: webhookEndpoints.accessPersonal,
+  accessOrganizationIds: webhookEndpoints.accessOrganizationIds,
 };
 
 export interface EndpointRow {
@@ -39,6 +42,10 @@ export interface EndpointRow {
   failingSince: Date | null;
   disabledReason: string | null;
   createdAt: Date;
+  /** Which contracts it hears of (docs/keys.md): everything its owner can see, or the chosen set. */
+  accessAll: boolean;
+  accessPersonal: boolean;
+  accessOrganizationIds: string[];
 }
 
 const ofUser = (userId: string, id: string) => and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId));
@@ -70,7 +77,19 @@ export async function countEndpoints(db: Database, userId: string): Promise<numb
 
 export async function insertEndpoint(
   db: Database,
-  values: { id: string; userId: string; url: string; eventTypes: string[]; renewalOffsets: number[]; secretCiphertext: string; secretHint: string; createdAt: Date },
+  values: {
+    id: string;
+    userId: string;
+    url: string;
+    eventTypes: string[];
+    renewalOffsets: number[];
+    secretCiphertext: string;
+    secretHint: string;
+    createdAt: Date;
+    accessAll?: boolean;
+    accessPersonal?: boolean;
+    accessOrganizationIds?: string[];
+  },
 ): Promise<EndpointRow> {
   const [row] = await db
     .insert(webhookEndpoints)
@@ -92,6 +111,9 @@ export async function updateEndpoint(
     secretHint: string;
     previousSecretCiphertext: string | null;
     previousSecretExpiresAt: Date | null;
+    accessAll: boolean;
+    accessPersonal: boolean;
+    accessOrganizationIds: string[];
   }>,
   now: Date,
 ): Promise<EndpointRow | undefined> {
@@ -127,7 +149,7 @@ const FAN_OUT_LOCK = 0x77686f6f6b; // "whook"
 
 /**
  * Turns the oldest events the trigger wrote into one delivery per endpoint that subscribed
- * to the type and whose owner may see the contract (access.ts `userMaySee`; checked again
+ * to the type and whose owner may see the contract (access.ts `endpointMaySee`; checked again
  * with accessibleTo() at delivery). Events no endpoint wants are deleted. Returns how many
  * events were handled, or -1 when another worker holds the fan-out.
  */
@@ -148,7 +170,7 @@ export async function fanOutEvents(db: Database, now: Date, limit: number): Prom
         FROM batch b JOIN webhook_endpoints e
           ON e.status <> 'disabled'
          AND e.event_types @> jsonb_build_array(b.type)
-         AND ${userMaySee(sql`e.user_id`, sql`b.owner_id`, sql`b.organization_id`)}
+         AND ${endpointMaySee(sql`b.owner_id`, sql`b.organization_id`)}
         ORDER BY b.seq, e.id
         RETURNING event_seq
       ), kept AS (

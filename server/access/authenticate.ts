@@ -1,14 +1,16 @@
+import { addressAllowed, type Permission } from '@/lib/key-restrictions';
 import type { TokenKind } from '@/lib/tokens';
 import { AppError } from '@/server/errors';
-import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { clientIpOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
 import { countFailedKeyAttempt } from '@/server/observability/metrics';
 import { inSpan } from '@/server/observability/tracing';
 import { setRequestKeyId } from '@/server/observability/request';
 import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
+import { queueAddressRefusal } from '@/server/security-log/record';
 import { enforceRateLimit, showRateLimit } from './rate-limit';
 import { wasRevokedElsewhere } from './revocations';
-import { loadScope, type CallerScope } from './scope';
+import { loadTokenScope, type CallerScope } from './scope';
 import { forgetVerifiedToken, verifyToken } from './tokens';
 
 /** A request's verified token and what it may see. */
@@ -40,12 +42,15 @@ export interface Credential {
   refusal: () => AppError;
   /** The WWW-Authenticate challenge sent with the refusal, if any (RFC 9110 11.6.1). */
   challenge?: string;
+  /** The permission the operation needs (API keys; docs/keys.md). Calendar feeds have none and no address list. */
+  permission?: Permission;
 }
 
 /**
  * Authentication of every request that carries a token, whatever the transport: verify
- * the token (one refusal for every kind of bad token), apply its rate limit, then read
- * the owner's scope at request time so that a removed membership is gone on the next call.
+ * the token (one refusal for every kind of bad token), read its scope and restrictions at
+ * request time (a removed membership is gone on the next call), check an API key's
+ * allowed addresses and permission, then apply its rate limit.
  *
  * Failed attempts are limited per client address so that tokens cannot be guessed at
  * speed: once an address has used up its failures, every request from it is a 429, even
@@ -56,17 +61,17 @@ export interface Credential {
  * integration out with 30 bad keys a minute; so there every token is still looked up.
  */
 export async function authenticate(
-  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'headers' | 'setHeader' | 'deferredRateLimit'>,
   credential: Credential,
   options: { chargeLater: true },
 ): Promise<UncountedCaller>;
 export async function authenticate(
-  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'headers' | 'setHeader' | 'deferredRateLimit'>,
   credential: Credential,
   options?: { chargeLater?: false },
 ): Promise<Caller>;
 export async function authenticate(
-  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'setHeader' | 'deferredRateLimit'>,
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'headers' | 'setHeader' | 'deferredRateLimit'>,
   credential: Credential,
   options: { chargeLater?: boolean } = {},
 ): Promise<Caller | UncountedCaller> {
@@ -103,18 +108,29 @@ export async function authenticate(
   const { tokenId } = principal;
   // The request's log line names the key by its id (never the token or its hash).
   setRequestKeyId(tokenId, credential.kind);
+  const deferred = ctx.deferredRateLimit;
+  // The token's scope and restrictions are read from the database on every request (an
+  // edit, "remove access" or an organisation's policy applies at once everywhere), and
+  // checked before the quota is touched: a refused request spends none of it.
+  const tokenScope = await loadTokenScope(ctx.db, tokenId);
+  if (!tokenScope) {
+    countFailedKeyAttempt(credential.kind);
+    setRequestKeyId(undefined);
+    throw refuse();
+  }
+  if (credential.kind === 'api_key') await checkRestrictions(ctx, credential, tokenScope, tokenId);
   const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
   // A conditional request counts against the conditional quota now, and against the key's
   // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).
   const show = async () => {
     if (credential.rateLimitHeaders) await showRateLimit(ctx, credential.bucket, tokenId);
   };
-  const deferred = ctx.deferredRateLimit;
-  // A token answered from the cache may have been revoked on another instance: its marker
-  // is read together with the rate-limit call (one round trip to the store).
+  // A token answered from the cache may have been revoked, or its secret retired by a
+  // roll, on another instance: its markers are read together with the rate-limit call
+  // (one round trip to the store).
   const [, revoked] = await Promise.all([
     options.chargeLater ? undefined : deferred ? enforceRateLimit(ctx, 'conditional', tokenId, { headers: false }) : charge(),
-    principal.cached ? wasRevokedElsewhere(tokenId) : false,
+    principal.cached ? wasRevokedElsewhere(tokenId, principal.secretHash) : false,
   ]);
   if (revoked) {
     countFailedKeyAttempt(credential.kind);
@@ -126,8 +142,47 @@ export async function authenticate(
     deferred.charge = charge;
     deferred.show = show;
   }
-  const { scope } = await loadScope(ctx.db, principal.userId);
+  const { scope } = tokenScope;
   return options.chargeLater ? { tokenId, scope, charge, show } : { tokenId, scope };
+}
+
+/**
+ * An API key's allowed addresses and permissions (docs/keys.md), before any quota: a
+ * request from another address is a 403 ip_not_allowed that counts as a failed attempt of
+ * that address (a stolen key used elsewhere cannot exhaust its owner's quota, and cannot
+ * be tried at speed either); a key without the operation's permission gets a 403
+ * insufficient_scope with the RFC 6750 challenge, and counts nowhere.
+ */
+async function checkRestrictions(
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'headers' | 'setHeader'>,
+  credential: Credential,
+  restrictions: { allowedAddresses: readonly string[]; permissions: readonly string[]; ownerOrganizationId: string | null },
+  tokenId: string,
+): Promise<void> {
+  if (restrictions.allowedAddresses.length > 0) {
+    const address = clientIpOf(ctx.headers);
+    if (!addressAllowed(restrictions.allowedAddresses, address)) {
+      countFailedKeyAttempt(credential.kind);
+      // The security log, once per key and address per hour, batched (never on this path).
+      queueAddressRefusal(ctx.db, {
+        kind: 'api_key.address_refused',
+        subjectUserId: null, // the key's owner (or creator), filled in by the insert
+        organizationId: restrictions.ownerOrganizationId,
+        objectType: 'api_key',
+        objectId: tokenId,
+        actor: { kind: 'api_key', userId: null, label: 'API key', clientAddress: address ?? null, userAgent: ctx.headers.get('user-agent')?.slice(0, 300) ?? null },
+      });
+      // Throws the 429 once the address is out of failed attempts.
+      await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
+      const seen = address === undefined ? 'an address the API cannot determine (no trusted proxy is configured)' : address;
+      throw new AppError('ip_not_allowed', `This API key does not allow requests from ${seen}. Use it from one of its allowed addresses, or edit the key's allowed addresses under Settings → API keys.`);
+    }
+  }
+  const needed = credential.permission;
+  if (needed && !restrictions.permissions.includes(needed)) {
+    ctx.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${needed}"`);
+    throw new AppError('insufficient_scope', `This API key lacks the permission ${needed}, which this operation needs. Create or edit a key with ${needed} under Settings → API keys.`);
+  }
 }
 
 const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key. Send a valid key in the X-API-Key header or as Authorization: Bearer <key>.';
@@ -173,5 +228,7 @@ export function apiKeyCredential(headers: Headers, bucket: Credential['bucket'])
     rateLimitHeaders: true,
     refusal: () => new AppError('unauthorized', UNAUTHORIZED_MESSAGE),
     challenge: API_KEY_CHALLENGE,
+    // The export needs contracts:export; every other operation reads.
+    permission: bucket === 'export' ? 'contracts:export' : 'contracts:read',
   };
 }

@@ -40,6 +40,9 @@ export const REVOCATION_CHANNEL = 'cda_token_revoked';
 
 const MARKER_MS = 120_000;
 const markerKey = (tokenId: string) => `cda:revoked:${tokenId}`;
+// A roll retires one secret of a key, not the key: its marker names the secret by (a
+// prefix of) its SHA-256, never the secret.
+const retiredMarkerKey = (secretHash: string) => `cda:retired:${secretHash.slice(0, 32)}`;
 
 /** Tells every instance and process that a token is revoked. Never throws: a failure is logged, and the cache expiry still bounds it. */
 export async function announceRevocation(db: Database, tokenId: string): Promise<void> {
@@ -53,6 +56,27 @@ export async function announceRevocation(db: Database, tokenId: string): Promise
       : store.markers.set(markerKey(tokenId), MARKER_MS).catch((error: unknown) => {
           logger().warn({ token_id: tokenId, error: describeError(error) }, 'could not announce a revocation to other instances; they refuse the token within 30 s');
         }),
+  ]);
+}
+
+/**
+ * Tells every instance that these secrets stopped working now (a roll without grace, or
+ * the previous secret of an earlier roll): the same NOTIFY and markers as a revocation,
+ * the markers naming the secrets instead of the key, whose new secret keeps working.
+ */
+export async function announceRetiredSecrets(db: Database, secretHashes: readonly string[]): Promise<void> {
+  const store = processRateLimitStore();
+  await Promise.all([
+    notifyTokenRevoked(db, REVOCATION_CHANNEL).catch((error: unknown) => {
+      logger().warn({ error: describeError(error) }, 'could not notify other processes of a rolled key; they refuse its old secret within 30 s');
+    }),
+    ...(store.kind === 'memory'
+      ? []
+      : secretHashes.map((hash) =>
+          store.markers.set(retiredMarkerKey(hash), MARKER_MS).catch((error: unknown) => {
+            logger().warn({ error: describeError(error) }, 'could not announce a rolled key to other instances; they refuse its old secret within 30 s');
+          }),
+        )),
   ]);
 }
 
@@ -85,12 +109,17 @@ export function mayUseTokenCache(db: Database, onRevoked: () => void): boolean {
   return false;
 }
 
-/** Whether another instance revoked this token recently. False when the store cannot answer (fail open, as rate limits). */
-export async function wasRevokedElsewhere(tokenId: string): Promise<boolean> {
+/**
+ * Whether another instance revoked this token, or retired the presented secret by a roll,
+ * recently. Both markers are asked in the same tick (one round trip with the rate-limit
+ * call). False when the store cannot answer (fail open, as rate limits).
+ */
+export async function wasRevokedElsewhere(tokenId: string, secretHash?: string): Promise<boolean> {
   const store = processRateLimitStore();
   if (store.kind === 'memory') return false;
   try {
-    return await store.markers.has(markerKey(tokenId));
+    const answers = await Promise.all([store.markers.has(markerKey(tokenId)), secretHash ? store.markers.has(retiredMarkerKey(secretHash)) : false]);
+    return answers.some(Boolean);
   } catch {
     return false;
   }

@@ -1,26 +1,34 @@
 import type { Database } from '@/db/client';
 import {
   countActiveTokens,
+  countActiveOrganizationKeys,
   insertToken,
   revokeTokenRow,
+  rollTokenRow,
   selectTokenByHash,
-  selectTokenOf,
+  selectTokenById,
   selectTokensOf,
   touchTokenLastUsed,
+  withOrganizationLocked,
   withUserLocked,
   type TokenListRow,
 } from '@/db/queries/tokens';
-import { MAX_ACTIVE_TOKENS, TOKEN_NAME_MAX_LENGTH, type TokenKind, type TokenStatus, type TokenSummary } from '@/lib/tokens';
+import { MAX_ROLL_GRACE_HOURS, type Access } from '@/lib/key-restrictions';
+import { MAX_ACTIVE_TOKENS, TOKEN_NAME_MAX_LENGTH, type TokenDetails, type TokenKind, type TokenSummary } from '@/lib/tokens';
 import { afterResponse } from '@/server/after-response';
 import { AppError } from '@/server/errors';
-import { recordSecurityEvent } from '@/server/security-log/record';
-import { announceRevocation, mayUseTokenCache } from './revocations';
+import { inTransaction, keyEvent, recordSecurityEvent } from '@/server/security-log/record';
+import { announceRetiredSecrets, announceRevocation, mayUseTokenCache } from './revocations';
+import { detailsOf, type Restrictions } from './token-details';
+import { statusOf } from './token-status';
 import { hashToken, TOKEN_FORMATS } from './token-format';
 
 /**
  * The lifecycle of the secret tokens users create in Settings (API keys and calendar feed
- * tokens): created with a per-user limit, shown once, stored as a SHA-256 hash, listed by a
- * hint, verified on every request, revoked. What differs between the kinds is in POLICIES.
+ * tokens): created with a per-owner limit, shown once, stored as a SHA-256 hash, listed by
+ * a hint, verified on every request, rolled (API keys), revoked. What differs between the
+ * kinds is in POLICIES. Who may act on a token is decided by the callers
+ * (./keys.ts for API keys and organisations, the routers for a user's own tokens).
  */
 interface KindPolicy {
   /** Singular and plural nouns, for messages. */
@@ -40,80 +48,110 @@ const POLICIES: Record<TokenKind, KindPolicy> = {
   calendar_feed: { noun: 'calendar feed', nouns: 'calendar feeds', cacheTtlMs: 0 },
 };
 
-/**
- * Whether a token is active, expired or revoked at `now` (expiry to the millisecond).
- * The same rule is written in SQL by `countActiveTokens` (db/queries/tokens.ts, for the
- * limit of active tokens); tests/access/token-status.test.ts holds the two together.
- */
-export function statusOf(token: { expiresAt: Date | null; revokedAt: Date | null }, now: Date): TokenStatus {
-  if (token.revokedAt) return 'revoked';
-  // Compared as full timestamps: a key expiring at 10:00:00.000 is refused from that instant.
-  if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return 'expired';
-  return 'active';
+export const nounOf = (kind: TokenKind) => POLICIES[kind].noun;
+
+export { statusOf };
+
+export const summaryOf = (row: TokenListRow, now: Date): TokenSummary => ({
+  id: row.id,
+  name: row.name,
+  hint: row.hint,
+  createdAt: row.createdAt,
+  lastUsedAt: row.lastUsedAt,
+  expiresAt: row.expiresAt,
+  revokedAt: row.revokedAt,
+  status: statusOf(row, now),
+});
+
+/** A user's own tokens of a kind, with their restrictions, newest first (not the organisations' keys). */
+export async function listTokens(db: Database, kind: TokenKind, userId: string, now = new Date()): Promise<TokenDetails[]> {
+  return detailsOf(db, await selectTokensOf(db, kind, userId), now);
 }
 
-const summaryOf = (row: TokenListRow, now: Date): TokenSummary => ({ ...row, status: statusOf(row, now) });
-
-export async function listTokens(db: Database, kind: TokenKind, userId: string, now = new Date()): Promise<TokenSummary[]> {
-  return (await selectTokensOf(db, kind, userId)).map((row) => summaryOf(row, now));
+export interface NewToken {
+  name: string;
+  expiresInDays?: number | null;
 }
+
+/** Who a new token belongs to: the person, or an organisation (API keys; created by `createdBy`). */
+export type NewTokenOwner = { userId: string } | { organizationId: string; createdBy: string };
 
 /**
  * Creates a token and returns it in full: the only moment the plain token exists. Only
- * its SHA-256 and a hint are stored.
+ * its SHA-256 and a hint are stored. `restrictions` were checked by the caller
+ * (./keys.ts); absent, the token reads everything its owner can see, with every permission.
  */
 export async function createToken(
   db: Database,
   kind: TokenKind,
-  userId: string,
-  input: { name: string; expiresInDays?: number | null },
+  owner: string | NewTokenOwner,
+  input: NewToken,
   now = new Date(),
-): Promise<{ secret: string; token: TokenSummary }> {
+  restrictions?: Restrictions,
+): Promise<{ secret: string; token: TokenDetails }> {
   const name = input.name.trim();
   if (name.length < 1 || name.length > TOKEN_NAME_MAX_LENGTH) {
     throw new AppError('invalid_request', `name must be 1 to ${TOKEN_NAME_MAX_LENGTH} characters`, [
       { param: 'name', message: `Must be 1 to ${TOKEN_NAME_MAX_LENGTH} characters.` },
     ]);
   }
+  const who: NewTokenOwner = typeof owner === 'string' ? { userId: owner } : owner;
   const policy = POLICIES[kind];
   const format = TOKEN_FORMATS[kind];
   const secret = format.generate();
   const days = input.expiresInDays ?? null;
   const expiresAt = days === null ? null : new Date(now.getTime() + days * 86_400_000);
-  // Under a lock on the user, so that concurrent creations cannot overshoot the limit.
-  const row = await withUserLocked(db, userId, async (tx) => {
-    if ((await countActiveTokens(tx, kind, userId, now)) >= MAX_ACTIVE_TOKENS[kind]) {
-      throw new AppError(
-        'conflict',
-        `You already have ${MAX_ACTIVE_TOKENS[kind]} active ${policy.nouns}, the most allowed. Revoke one you no longer use first.`,
-      );
-    }
-    const inserted = await insertToken(tx, { kind, userId, name, tokenHash: hashToken(secret), hint: format.hint(secret), createdAt: now, expiresAt });
-    // In the same transaction: no key without its event.
-    await recordSecurityEvent(tx, {
-      kind: `${kind}.created`,
-      subjectUserId: userId,
-      objectType: kind,
-      objectId: inserted.id,
-      objectLabel: name,
-      details: expiresAt ? { expires_at: expiresAt.toISOString() } : undefined,
-      at: now,
-    });
+  const access: Access = restrictions?.access ?? { kind: 'all' };
+  const values = {
+    kind,
+    userId: 'userId' in who ? who.userId : null,
+    organizationId: 'organizationId' in who ? who.organizationId : null,
+    createdBy: 'userId' in who ? who.userId : who.createdBy,
+    name,
+    tokenHash: hashToken(secret),
+    hint: format.hint(secret),
+    createdAt: now,
+    expiresAt,
+    accessAll: access.kind === 'all',
+    accessPersonal: access.kind === 'chosen' && access.personal,
+    accessOrganizationIds: access.kind === 'chosen' ? access.organizationIds : [],
+    permissions: restrictions?.permissions ?? ['contracts:read', 'contracts:export'],
+    allowedAddresses: restrictions?.allowedAddresses ?? [],
+  };
+  const limit = MAX_ACTIVE_TOKENS[kind];
+  const full = () =>
+    new AppError('conflict', `${'userId' in who ? 'You already have' : 'This organisation already has'} ${limit} active ${policy.nouns}, the most allowed. Revoke one no longer used first.`);
+  // The token and its security-log event in one transaction: no key without its event.
+  const insertWithEvent = async (tx: Database) => {
+    const inserted = await insertToken(tx, values);
+    const details = expiresAt ? { expires_at: expiresAt.toISOString() } : undefined;
+    await recordSecurityEvent(tx, { ...keyEvent(`${kind}.created`, { ...inserted, ...values, id: inserted.id }, details), at: now });
     return inserted;
-  });
-  return { secret, token: summaryOf(row, now) };
+  };
+  // Under a lock on the owner, so that concurrent creations cannot overshoot the limit.
+  const row =
+    'userId' in who
+      ? await withUserLocked(db, who.userId, async (tx) => {
+          if ((await countActiveTokens(tx, kind, who.userId, now)) >= limit) throw full();
+          return insertWithEvent(tx);
+        })
+      : await withOrganizationLocked(db, who.organizationId, async (tx) => {
+          if ((await countActiveOrganizationKeys(tx, who.organizationId, now)) >= limit) throw full();
+          return insertWithEvent(tx);
+        });
+  const [token] = await detailsOf(db, [row], now);
+  return { secret, token: token! };
 }
 
-/** Revokes one of the user's own tokens (idempotent). Another user's token is "not found". */
-export async function revokeToken(db: Database, kind: TokenKind, userId: string, id: string, now = new Date()): Promise<TokenSummary> {
-  await db.transaction(async (tx) => {
-    const revoked = await revokeTokenRow(tx as unknown as Database, kind, userId, id, now);
+/** Revokes a token (idempotent); the caller decided that the actor may. */
+export async function revokeTokenById(db: Database, kind: TokenKind, id: string, now = new Date()): Promise<TokenSummary> {
+  const row = await inTransaction(db, async (tx) => {
+    const revoked = await revokeTokenRow(tx, kind, id, now);
+    const current = await selectTokenById(tx, kind, id);
     // Once, by whoever revoked it first (a repeated revoke changes nothing and logs nothing).
-    if (revoked) {
-      await recordSecurityEvent(tx as unknown as Database, { kind: `${kind}.revoked`, subjectUserId: userId, objectType: kind, objectId: id, objectLabel: revoked.name, at: now });
-    }
+    if (revoked && current) await recordSecurityEvent(tx, { ...keyEvent(`${kind}.revoked`, current), at: now });
+    return current;
   });
-  const row = await selectTokenOf(db, kind, userId, id);
   if (!row) throw new AppError('not_found', `No such ${POLICIES[kind].noun}.`);
   // At once in this process; within a second on every other instance (./revocations.ts).
   forgetVerifiedToken(id);
@@ -121,19 +159,66 @@ export async function revokeToken(db: Database, kind: TokenKind, userId: string,
   return summaryOf(row, now);
 }
 
+/** Revokes one of the user's own tokens (idempotent). Another user's token is "not found". */
+export async function revokeToken(db: Database, kind: TokenKind, userId: string, id: string, now = new Date()): Promise<TokenSummary> {
+  const row = await selectTokenById(db, kind, id);
+  if (!row || row.userId !== userId) throw new AppError('not_found', `No such ${POLICIES[kind].noun}.`);
+  return revokeTokenById(db, kind, id, now);
+}
+
+/**
+ * Rolls an API key (the caller decided that the actor may): a new secret for the same
+ * key (id, name, restrictions and rate-limit buckets stay), shown once. The previous
+ * secret keeps working for `graceHours` (0..168), then gets 401 like a revoked key: its
+ * cache entries carry that expiry, so every instance refuses it at that instant. A
+ * secret that stops working now (grace 0, or the previous secret of an earlier roll) is
+ * announced like a revocation, so other instances drop it within a second.
+ */
+export async function rollApiKey(db: Database, id: string, graceHours: number, now = new Date()): Promise<{ secret: string; token: TokenSummary }> {
+  if (!Number.isInteger(graceHours) || graceHours < 0 || graceHours > MAX_ROLL_GRACE_HOURS) {
+    throw new AppError('invalid_request', `graceHours must be a whole number of hours from 0 to ${MAX_ROLL_GRACE_HOURS}.`, [
+      { param: 'graceHours', message: `A whole number of hours from 0 to ${MAX_ROLL_GRACE_HOURS}.` },
+    ]);
+  }
+  const format = TOKEN_FORMATS.api_key;
+  const secret = format.generate();
+  const rolled = await inTransaction(db, async (tx) => {
+    const result = await rollTokenRow(
+      tx,
+      id,
+      { tokenHash: hashToken(secret), hint: format.hint(secret), previousExpiresAt: graceHours === 0 ? null : new Date(now.getTime() + graceHours * 3_600_000) },
+      now,
+    );
+    const current = result ? await selectTokenById(tx, 'api_key', id) : undefined;
+    if (current) await recordSecurityEvent(tx, { ...keyEvent('api_key.rolled', current, { grace_hours: graceHours }), at: now });
+    return result;
+  });
+  if (!rolled) throw new AppError('conflict', 'Only an active key can be rolled: this one is revoked or expired. Create a new key instead.');
+  if (rolled.retiredHashes.length > 0) {
+    for (const hash of rolled.retiredHashes) forgetVerifiedSecret(hash);
+    await announceRetiredSecrets(db, rolled.retiredHashes);
+  }
+  const row = await selectTokenById(db, 'api_key', id);
+  return { secret, token: summaryOf(row!, now) };
+}
+
 // Verification ---------------------------------------------------------------------------
 
 /** Who a valid token acts for. */
 export interface TokenPrincipal {
   tokenId: string;
-  userId: string;
+  /** The person who owns it; null for an organisation's key. */
+  userId: string | null;
+  /** The SHA-256 of the presented secret (a roll retires one secret of a key, not the key). */
+  secretHash: string;
   /** Answered from this process's cache: a revocation made elsewhere is not in it yet (./revocations.ts). */
   cached: boolean;
 }
 
 interface CachedToken {
   tokenId: string;
-  userId: string;
+  userId: string | null;
+  /** The key's expiry, or for the previous secret of a rolled key the earlier of that and the end of its grace. */
   expiresAt: Date | null;
   revokedAt: Date | null;
   cachedUntil: number;
@@ -183,7 +268,7 @@ export async function verifyToken(
       state.byHash.delete(hash);
       return undefined;
     }
-    entry = { tokenId: row.id, userId: row.userId, expiresAt: row.expiresAt, revokedAt: row.revokedAt, cachedUntil: now.getTime() + POLICIES[kind].cacheTtlMs };
+    entry = { tokenId: row.id, userId: row.userId, expiresAt: secretExpiry(row), revokedAt: row.revokedAt, cachedUntil: now.getTime() + POLICIES[kind].cacheTtlMs };
     if (useCache) {
       if (state.byHash.size >= CACHE_MAX_ENTRIES) state.byHash.clear();
       state.byHash.set(hash, entry);
@@ -192,7 +277,15 @@ export async function verifyToken(
   }
   if (statusOf(entry, now) !== 'active') return undefined;
   recordUse(db, entry.tokenId, now);
-  return { tokenId: entry.tokenId, userId: entry.userId, cached };
+  return { tokenId: entry.tokenId, userId: entry.userId, secretHash: hash, cached };
+}
+
+/** When the presented secret stops working: the key's expiry, and for a previous secret the end of its grace. */
+function secretExpiry(row: { expiresAt: Date | null; previous: boolean; previousExpiresAt: Date | null }): Date | null {
+  if (!row.previous) return row.expiresAt;
+  // A previous secret without a grace end cannot happen (the roll sets both); refuse it.
+  const graceEnd = row.previousExpiresAt ?? new Date(0);
+  return row.expiresAt && row.expiresAt < graceEnd ? row.expiresAt : graceEnd;
 }
 
 /**
@@ -215,6 +308,11 @@ function recordUse(db: Database, tokenId: string, now: Date): void {
 /** Drops a token from this process's cache (on revocation). */
 export function forgetVerifiedToken(tokenId: string): void {
   for (const [hash, entry] of state.byHash) if (entry.tokenId === tokenId) state.byHash.delete(hash);
+}
+
+/** Drops one secret from this process's cache (a roll retired it). */
+export function forgetVerifiedSecret(secretHash: string): void {
+  state.byHash.delete(secretHash);
 }
 
 /** A token was revoked by another process: every cached key is looked up again once. */

@@ -32,6 +32,31 @@ export function clientAddressOf(headers: Headers, source: ClientAddressSource = 
 }
 
 /**
+ * The client's own address (not its bucket: an IPv6 address whole, not its /64), for an
+ * API key's allowed addresses; undefined when the deployment cannot know it (no trusted
+ * proxy configured, or a value that is not an address).
+ */
+export function clientIpOf(headers: Headers, source: ClientAddressSource = config().clientAddress): string | undefined {
+  if (source.from === 'none') return undefined;
+  const raw = source.from === 'header' ? headers.get(source.header) : forwardedEntry(headers.get('x-forwarded-for'), source.hops);
+  if (raw === null) return undefined;
+  const address = stripPort(raw.trim());
+  return isIP(address) ? address : undefined;
+}
+
+/** Whether this deployment knows client addresses (allowed addresses cannot apply otherwise). */
+export function clientAddressKnown(source: ClientAddressSource = config().clientAddress): boolean {
+  return source.from !== 'none';
+}
+
+function stripPort(address: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(address)) return address.slice(0, address.lastIndexOf(':'));
+  return address;
+}
+
+/**
  * The entry `hops` places from the end: each trusted proxy appends the address it was
  * connected from, so the last `hops` entries are theirs and anything before is the
  * client's word. A shorter list means the request did not come through every trusted

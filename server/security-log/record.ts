@@ -49,6 +49,28 @@ function rowOf(event: SecurityEventInput): SecurityEventInsert {
   };
 }
 
+/** Runs `work` in one transaction (the change and its event). */
+export function inTransaction<T>(db: Database, work: (tx: Database) => Promise<T>): Promise<T> {
+  return db.transaction((tx) => work(tx as unknown as Database));
+}
+
+/** The event about a key: in its owner's log (or its creator's, for an organisation's key) and its organisation's. */
+export function keyEvent(
+  kind: SecurityEventKind,
+  token: { id: string; name: string; userId: string | null; organizationId: string | null; createdBy?: string | null },
+  details?: SecurityEventInput['details'],
+): SecurityEventInput {
+  return {
+    kind,
+    subjectUserId: token.userId ?? token.createdBy ?? null,
+    organizationId: token.organizationId,
+    objectType: kind.startsWith('calendar_feed') ? 'calendar_feed' : 'api_key',
+    objectId: token.id,
+    objectLabel: token.name,
+    details,
+  };
+}
+
 /** Appends an event on `tx`, the transaction of the change it records. */
 export async function recordSecurityEvent(tx: Database, event: SecurityEventInput): Promise<void> {
   await insertSecurityEvents(tx, [rowOf(event)]);

@@ -2,7 +2,7 @@ import { router } from './init';
 import { contractsRouter } from './routers/contracts';
 import { keyActivityRouter } from './routers/key-activity';
 import { securityLogRouter } from './routers/security-log';
-import { apiKeysRouter, calendarFeedsRouter } from './routers/tokens';
+import { apiKeysRouter, calendarFeedsRouter, organizationKeysRouter } from './routers/tokens';
 import { webhooksRouter } from './routers/webhooks';
 
 /**
@@ -20,6 +20,7 @@ export const internalRouter = router({
   calendarFeeds: calendarFeedsRouter,
   keyActivity: keyActivityRouter,
   securityLog: securityLogRouter,
+  organizationKeys: organizationKeysRouter,
   webhooks: webhooksRouter,
 });
 

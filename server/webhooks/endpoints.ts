@@ -28,6 +28,9 @@ import {
   WEBHOOK_EVENT_TYPES,
   WEBHOOK_URL_MAX_LENGTH,
 } from '@/lib/webhooks';
+import type { Access } from '@/lib/key-restrictions';
+import { accessInput } from '@/server/access/key-inputs';
+import { checkAccess } from '@/server/access/keys';
 import { webhookSecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
@@ -66,12 +69,16 @@ export const createEndpointInput = z.object({
   url: z.string().max(WEBHOOK_URL_MAX_LENGTH + 100, `At most ${WEBHOOK_URL_MAX_LENGTH} characters.`),
   eventTypes: eventTypesInput.default([...WEBHOOK_EVENT_TYPES]),
   renewalOffsets: offsetsInput.default([...DEFAULT_UPCOMING_OFFSETS]),
+  // Which contracts it hears of (docs/keys.md); default everything its owner can see.
+  access: accessInput.optional(),
 });
 export type CreateEndpointInput = z.input<typeof createEndpointInput>;
 
 // Endpoints --------------------------------------------------------------------------------
 
 export interface EndpointSummary extends EndpointRow {
+  /** Which contracts it hears of, as the pages show it. */
+  access: Access;
   /** Attempts in the last 24 hours that the endpoint accepted, and that failed. */
   last24h: { succeeded: number; failed: number };
 }
@@ -95,6 +102,7 @@ export async function listEndpoints(db: Database, userId: string, now = new Date
     // Only while it still signs.
     previousSecretExpiresAt: row.previousSecretExpiresAt && row.previousSecretExpiresAt > now ? row.previousSecretExpiresAt : null,
     last24h: counts.get(row.id) ?? { succeeded: 0, failed: 0 },
+    access: (row.accessAll ? { kind: 'all' } : { kind: 'chosen', personal: row.accessPersonal, organizationIds: row.accessOrganizationIds }) satisfies Access as Access,
   }));
 }
 
@@ -120,6 +128,7 @@ export async function createEndpoint(db: Database, userId: string, input: Create
     if (error instanceof DestinationError) throw new AppError('invalid_request', error.message, [{ param: 'url', message: error.message }]);
     throw error;
   }
+  const access = await checkAccess(db, userId, parsed.data.access);
   const now = options.now ?? new Date();
   const id = randomUUID();
   const secret = WEBHOOK_SECRET_FORMAT.generate();
@@ -135,6 +144,7 @@ export async function createEndpoint(db: Database, userId: string, input: Create
       renewalOffsets: [...parsed.data.renewalOffsets].sort((a, b) => b - a),
       secretCiphertext: webhookSecretBox().seal(secret, id),
       secretHint: WEBHOOK_SECRET_FORMAT.hint(secret),
+      ...accessColumns(access),
       createdAt: now,
     });
     await recordEndpointEvent(tx, 'webhook_endpoint.created', userId, id, url.href, now);
@@ -163,6 +173,26 @@ async function changeEndpoint(db: Database, userId: string, id: string, values: 
     if (row) await recordEndpointEvent(tx as unknown as Database, 'webhook_endpoint.changed', userId, id, row.url, now, { change });
     return row;
   });
+}
+
+/** The access choice as the endpoint's columns. */
+function accessColumns(access: Access) {
+  return {
+    accessAll: access.kind === 'all',
+    accessPersonal: access.kind === 'chosen' && access.personal,
+    accessOrganizationIds: access.kind === 'chosen' ? access.organizationIds : [],
+  };
+}
+
+/**
+ * Changes which contracts an endpoint hears of (docs/keys.md): from the next event on, and
+ * checked again at delivery, so events already queued for contracts now outside it are
+ * not sent.
+ */
+export async function setEndpointAccess(db: Database, userId: string, id: string, access: Access, now = new Date()): Promise<EndpointRow> {
+  await endpointOf(db, userId, id);
+  const checked = await checkAccess(db, userId, access);
+  return (await updateEndpoint(db, userId, id, accessColumns(checked), now))!;
 }
 
 /** Pause: nothing is sent, events are kept and go out in order on resume. */

@@ -1,6 +1,6 @@
 import { runStatement, type Database } from '@/db/client';
 import { insertUpcomingDelivery, selectUpcomingSubscribers, upcomingStatement } from '@/db/queries/webhooks';
-import { loadScope } from '@/server/access/scope';
+import { loadEndpointScope } from '@/server/access/scope';
 import { addDays, utcToday } from '@/server/dates';
 
 /**
@@ -33,7 +33,8 @@ export async function queueUpcomingEvents(db: Database, now: Date): Promise<numb
   for (const endpoint of await selectUpcomingSubscribers(db)) {
     const offsets = [...new Set(endpoint.renewalOffsets)].sort((a, b) => a - b);
     if (offsets.length === 0) continue;
-    const { scope } = await loadScope(db, endpoint.userId);
+    const scope = await loadEndpointScope(db, endpoint.id);
+    if (!scope) continue;
     for (const kind of KINDS) {
       if (!endpoint.eventTypes.includes(`contract.${kind}_upcoming`)) continue;
       const rows = await runStatement(db, upcomingStatement(scope, kind, today, addDays(today, offsets.at(-1)!)));

@@ -14,7 +14,7 @@ import {
   type ClaimedDelivery,
 } from '@/db/queries/webhooks';
 import { DISABLE_AFTER_FAILING_DAYS, RETRY_DELAYS_SECONDS, TEST_EVENT_TYPE } from '@/lib/webhooks';
-import { loadScope } from '@/server/access/scope';
+import { loadEndpointScope } from '@/server/access/scope';
 import { webhookSecretBox, type SecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
@@ -176,9 +176,10 @@ export class WebhookWorker {
   private async attempt(delivery: ClaimedDelivery, leaseToken: string): Promise<boolean> {
     try {
       if (delivery.eventType !== TEST_EVENT_TYPE) {
-        // The tenant rule at delivery time: the owner's memberships of now.
-        const { scope } = await loadScope(this.db, delivery.userId);
-        if (!(await scopeMaySee(this.db, scope, delivery.ownerId, delivery.organizationId))) {
+        // The tenant rule at delivery time: the owner's memberships of now, narrowed by the
+        // endpoint's access and the organisations' policy.
+        const scope = await loadEndpointScope(this.db, delivery.endpointId);
+        if (!scope || !(await scopeMaySee(this.db, scope, delivery.ownerId, delivery.organizationId))) {
           await skipDelivery(this.db, delivery.id, leaseToken, 'Not sent: you can no longer see this contract.');
           countWebhookDelivery('skipped');
           return false;

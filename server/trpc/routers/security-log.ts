@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertOrganizationAdmin } from '@/server/access/keys';
 import { securityLogPage } from '@/server/security-log/service';
 import { protectedProcedure, router } from '../init';
 
@@ -10,7 +11,15 @@ export const securityLogQuery = z.object({
   cursor: z.string().max(64, 'cursor is not one this log gave.').optional(),
 });
 
-/** Settings → Security log: the signed-in person's own events. */
+/**
+ * Settings → Security log: the signed-in person's own events; `organization`: every event
+ * about an organisation's keys and policy, for its owners and admins (FORBIDDEN otherwise).
+ */
 export const securityLogRouter = router({
   own: protectedProcedure.input(securityLogQuery).query(({ ctx, input }) => securityLogPage(ctx.db, { userId: ctx.user.id }, input)),
+  organization: protectedProcedure.input(securityLogQuery.extend({ organizationId: z.guid('organizationId must be an organisation id (a UUID).') })).query(async ({ ctx, input }) => {
+    await assertOrganizationAdmin(ctx.db, ctx.user.id, input.organizationId);
+    const { organizationId, ...query } = input;
+    return securityLogPage(ctx.db, { organizationId }, query);
+  }),
 });

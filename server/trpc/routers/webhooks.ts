@@ -11,7 +11,9 @@ import {
   resumeEndpoint,
   rotateSecret,
   sendTestEvent,
+  setEndpointAccess,
 } from '@/server/webhooks/endpoints';
+import { accessInput } from '@/server/access/key-inputs';
 import { protectedProcedure, router } from '../init';
 
 const byId = z.object({ id: z.guid() });
@@ -28,6 +30,10 @@ export const webhooksRouter = router({
   delete: protectedProcedure.input(byId).mutation(({ ctx, input }) => deleteEndpoint(ctx.db, ctx.user.id, input.id)),
   pause: protectedProcedure.input(byId).mutation(({ ctx, input }) => pauseEndpoint(ctx.db, ctx.user.id, input.id)),
   resume: protectedProcedure.input(byId).mutation(({ ctx, input }) => resumeEndpoint(ctx.db, ctx.user.id, input.id)),
+  /** Which contracts it hears of: everything, or the chosen set (docs/keys.md). */
+  setAccess: protectedProcedure
+    .input(z.object({ id: z.guid(), access: accessInput }))
+    .mutation(({ ctx, input }) => setEndpointAccess(ctx.db, ctx.user.id, input.id, input.access)),
   rotateSecret: protectedProcedure.input(byId).mutation(({ ctx, input }) => rotateSecret(ctx.db, ctx.user.id, input.id)),
   sendTest: protectedProcedure.input(byId).mutation(async ({ ctx, input }) => {
     await enforceRateLimit(ctx, 'webhook_manual', ctx.user.id, { headers: false });
