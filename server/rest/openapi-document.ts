@@ -26,6 +26,13 @@ const API_DESCRIPTION = `Read-only access to the contracts you can see in the co
 ## Authentication
 Send an API key in the \`X-API-Key\` header, or as \`Authorization: Bearer <key>\`, on every request; create keys under Settings → API Keys. Both headers take the same keys with the same limits; two different keys in one request are a \`400\`, and an \`Authorization\` header with another scheme (Basic, from a proxy in front) is left alone. A missing, malformed, unknown, expired or revoked key gets \`401\` with one message for all, and a \`WWW-Authenticate\` header: a \`Bearer\` challenge and an \`ApiKey\` challenge naming the \`X-API-Key\` header (the same for every bad key, like the body). The calendar feed is the exception: calendar apps cannot send headers, so it is opened by the secret token in its address.
 
+## Restricted keys
+A key can be limited (Settings → API Keys, or \`npm run apikey -- create\` with \`--access\`, \`--permissions\`, \`--allowed-ips\`, \`--organization\`):
+- **Access**: everything its owner can see (the default), or a chosen set: the owner's personal contracts and some of their organisations; an organisation's own key reads that organisation only. For a restricted key, contracts outside its access are like other people's: list and export leave them out, get-one answers \`404\`, and \`organization_id\` of an organisation outside its access is the \`403 forbidden\` of an organisation the caller is not in. An organisation can also take its contracts away from members' personal keys (its policy, or "remove access" on one key): they are then outside the key's access in the same way.
+- **Permissions**: \`contracts:read\` (list and get one) and \`contracts:export\` (the CSV export); each operation names the one it needs (its \`security\` lists it, and \`x-required-permission\`). Without it the answer is \`403\` with code \`insufficient_scope\`, a message naming the permission and \`WWW-Authenticate: Bearer error="insufficient_scope", scope="contracts:export"\` (RFC 6750); it counts against no quota.
+- **Allowed addresses**: up to 20 IPv4/IPv6 addresses and CIDR ranges. A request from any other address is \`403 ip_not_allowed\`, naming the address the API saw; it spends none of the key's quotas and counts as a failed attempt of that address (after 30 a minute that address gets \`429\`, as for bad keys).
+A rolled key has a new secret with the same id, restrictions and rate limits; the previous secret works until the end of the grace its owner chose, then gets \`401\`.
+
 ## Errors
 Every error is JSON: \`{"success": false, "error": {"code", "message", "details"}, "request_id"}\`. Branch on \`code\` (stable, listed in \`ErrorCode\`); \`message\` is for people; \`details\` names the parameter at fault. Every response carries \`X-Request-Id\`, the same as \`request_id\`: quote it to support. A method a path does not serve gets \`405\` with \`Allow\`.
 
@@ -50,7 +57,7 @@ A TypeScript client generated from this document (openapi-typescript types over 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed request: a parameter out of range or of the wrong type, an unknown query parameter, a parameter given twice, or two different API keys. The message and `details` name the parameter.',
   401: 'Missing, malformed, unknown, expired or revoked API key (one answer for all), with `WWW-Authenticate`.',
-  403: 'The caller is not a member of the organisation named in `organization_id`.',
+  403: 'Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key\'s access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key\'s quotas.',
   404: 'The contract does not exist or the caller cannot access it.',
   405: 'The path does not serve the request\'s method (this operation\'s path answers other methods so); `Allow` lists the methods it serves.',
   408: 'The request body did not arrive in full within the request deadline (8 seconds unless configured otherwise). Nothing was counted against the export quota; send the body again, whole.',
@@ -74,7 +81,7 @@ const OK_DESCRIPTIONS: Record<string, string> = {
 // Which errors each operation can answer, by "METHOD path".
 const ERRORS_OF: Record<string, number[]> = {
   [`get /contracts`]: [400, 401, 403, 405, 429, 500, 503],
-  [`get /contracts/{id}`]: [400, 401, 404, 405, 429, 500, 503],
+  [`get /contracts/{id}`]: [400, 401, 403, 404, 405, 429, 500, 503],
   [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 408, 429, 500, 503],
 };
 
@@ -97,6 +104,11 @@ const HEADERS: Json = {
   'Cache-Control': { required: true, description: '`private, no-cache`: a client\'s own cache may keep the answer but revalidates it (`If-None-Match`) before each use; no shared cache keeps it.', schema: { type: 'string' } },
   Vary: { required: true, description: '`X-API-Key, Authorization`: the answer depends on the key.', schema: { type: 'string' } },
   'WWW-Authenticate': { required: true, description: 'RFC 9110 11.6.1: a `Bearer` challenge (RFC 6750) and an `ApiKey` challenge naming the `X-API-Key` header; the same for every bad key.', schema: { type: 'string' } },
+  'WWW-Authenticate-Insufficient-Scope': {
+    required: false,
+    description: 'With `insufficient_scope` only (RFC 6750 3.1): `Bearer error="insufficient_scope", scope="<the permission the operation needs>"`.',
+    schema: { type: 'string' },
+  },
   Allow: { required: true, description: 'The methods this path serves.', schema: { type: 'string' } },
 };
 
@@ -115,8 +127,9 @@ function headersFor(status: number): Json {
       return named('X-Request-Id', ...RATE_HEADERS, ...REPRESENTATION_HEADERS);
     case 304:
       return named('X-Request-Id', ...REPRESENTATION_HEADERS, ...RATE_HEADERS);
-    case 400:
     case 403:
+      return { ...named('X-Request-Id', ...RATE_HEADERS), 'WWW-Authenticate': ref('WWW-Authenticate-Insufficient-Scope') };
+    case 400:
     case 404:
     case 408:
     case 500:
@@ -163,16 +176,27 @@ const exportBodyAsText = {
   example: '{"status":"completed","sort":"renewal_date","bom":true}',
 };
 
-const API_KEY_SECURITY: Record<string, string[]>[] = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
+/**
+ * The permission each operation needs (docs/keys.md), as OpenAPI 3.1 writes a role a
+ * non-OAuth scheme requires: in the security requirement's list.
+ */
+const PERMISSION_OF: Record<string, string> = {
+  'get /contracts': 'contracts:read',
+  'get /contracts/{id}': 'contracts:read',
+  [`post ${EXPORT_PATH}`]: 'contracts:export',
+};
+const securityFor = (permission: string): Record<string, string[]>[] => [{ ApiKeyAuth: [permission] }, { BearerAuth: [permission] }];
+const permissionNote = (permission: string) => ` Needs the permission \`${permission}\` (a key without it gets \`403 insufficient_scope\`).`;
 
 /** The export: a plain handler (CSV), so its operation is written here whole. */
 function exportOperation(): ZodOpenApiOperationObject {
   return {
     operationId: OPERATION_IDS[`post ${EXPORT_PATH}`],
     summary: 'Export contracts as CSV',
-    description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.`,
+    description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.${permissionNote('contracts:export')}`,
     tags: ['Contracts'],
-    security: API_KEY_SECURITY,
+    security: securityFor('contracts:export'),
+    'x-required-permission': 'contracts:export',
     requestBody: {
       required: false,
       description:
@@ -282,8 +306,8 @@ export function buildOpenApiDocument(baseUrl: string): Json {
     description: API_DESCRIPTION,
     baseUrl: `${baseUrl}${API_PREFIX}`,
     securitySchemes: {
-      ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from Settings → API Keys.' },
-      BearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
+      ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from Settings → API Keys. The permissions an operation lists (`contracts:read`, `contracts:export`) are those the key needs.' },
+      BearerAuth: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`. The permissions an operation lists (`contracts:read`, `contracts:export`) are those the key needs.' },
     },
     defs: { Error: errorEnvelopeSchema },
     paths: { [EXPORT_PATH]: { post: exportOperation() } },
@@ -305,6 +329,12 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       if (key === `post ${EXPORT_PATH}`) continue;
       const responses = operation.responses as Record<string, Json>;
       for (const status of Object.keys(responses)) if (status !== '200') delete responses[status];
+      const permission = PERMISSION_OF[key];
+      if (permission) {
+        operation.security = securityFor(permission);
+        operation['x-required-permission'] = permission;
+        operation.description = `${String(operation.description ?? '')}${permissionNote(permission)}`.trim();
+      }
       if (OPERATION_IDS[key]) operation.operationId = OPERATION_IDS[key];
       const ok = responses['200']!;
       if (OK_DESCRIPTIONS[key]) ok.description = OK_DESCRIPTIONS[key];

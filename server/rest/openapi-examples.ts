@@ -127,10 +127,18 @@ export const ERROR_EXAMPLES: Record<number, Json> = {
   },
   403: {
     notAMember: {
-      summary: 'organization_id names an organisation the caller is not in',
+      summary: 'organization_id names an organisation the caller is not in (or outside a restricted key\'s access)',
       value: error('forbidden', 'You are not a member of this organisation.', [
         { param: 'organization_id', message: 'You are not a member of this organisation.' },
       ]),
+    },
+    insufficientScope: {
+      summary: 'The key lacks the permission the operation needs (here a read-only key on the export)',
+      value: error('insufficient_scope', 'This API key lacks the permission contracts:export, which this operation needs. Create or edit a key with contracts:export under Settings → API keys.'),
+    },
+    ipNotAllowed: {
+      summary: 'The key does not allow the address the request came from',
+      value: error('ip_not_allowed', "This API key does not allow requests from 198.51.100.7. Use it from one of its allowed addresses, or edit the key's allowed addresses under Settings → API keys."),
     },
   },
   404: {

@@ -275,7 +275,7 @@ describe('oversight by the organisation', () => {
     await expectAppError(as(w.bob).organizationKeys.removeAccess({ organizationId: w.globex, id: aliceKey.token.id }), 'not_found');
   });
 
-  it("policy off: members' personal keys and calendar feeds leave the organisation out; its own keys still read it", async () => {
+  it("policy off: members' personal keys leave the organisation out; its own keys still read it", async () => {
     const w = await world();
     expect(await as(w.alice).organizationKeys.policy({ organizationId: w.acme })).toEqual({ memberKeysAllowed: true });
     const bobKey = await as(w.bob).apiKeys.create({ name: 'bob all' });
@@ -293,6 +293,39 @@ describe('oversight by the organisation', () => {
 
     await as(w.alice).organizationKeys.setPolicy({ organizationId: w.acme, memberKeysAllowed: true });
     expect(listedIds(await list(bobKey.secret))).toContain(w.ids.acme);
+  });
+});
+
+describe('calendar feeds', () => {
+  it("take the access choice, and leave out an organisation whose policy is off", async () => {
+    const w = await world();
+    const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    const dated = async (ownerId: string, organizationId: string | null, title: string) =>
+      handle.db.insert(contracts).values({ ownerId, organizationId, title, fileName: 'x.pdf', fileSize: 1, status: 'completed', expirationDate: inAMonth });
+    await dated(w.bob.id, null, 'Bob dated personal');
+    await dated(w.alice.id, w.acme, 'Acme dated');
+    await dated(w.carol.id, w.globex, 'Globex dated');
+    const feed = async (token: string) => (await send(new Request(`http://localhost:3000/api/v1/calendar/${token}.ics`, { headers: { 'X-Real-IP': '203.0.113.50' } }))).text;
+
+    const all = await as(w.bob).calendarFeeds.create({ name: 'everything' });
+    const globexOnly = await as(w.bob).calendarFeeds.create({ name: 'globex', access: { kind: 'chosen', personal: false, organizationIds: [w.globex] } });
+    const everything = await feed(all.secret);
+    for (const title of ['Bob dated personal', 'Acme dated', 'Globex dated']) expect(everything).toContain(title);
+    const narrowed = await feed(globexOnly.secret);
+    expect(narrowed).toContain('Globex dated');
+    expect(narrowed).not.toContain('Acme dated');
+    expect(narrowed).not.toContain('Bob dated personal');
+
+    await as(w.alice).organizationKeys.setPolicy({ organizationId: w.acme, memberKeysAllowed: false });
+    const withoutAcme = await feed(all.secret);
+    expect(withoutAcme).not.toContain('Acme dated');
+    expect(withoutAcme).toContain('Globex dated');
+
+    // Changed later: the feed follows.
+    await as(w.bob).calendarFeeds.setAccess({ id: all.token.id, access: { kind: 'chosen', personal: true, organizationIds: [] } });
+    const personalOnly = await feed(all.secret);
+    expect(personalOnly).toContain('Bob dated personal');
+    expect(personalOnly).not.toContain('Globex dated');
   });
 });
 

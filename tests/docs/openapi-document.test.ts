@@ -62,7 +62,7 @@ describe('the OpenAPI document', () => {
     const error = (schemas.Error!.properties as Record<string, Json>).error!.properties as Record<string, Json>;
     expect(error.code).toEqual({ $ref: '#/components/schemas/ErrorCode' });
     expect(schemas.ErrorCode!.enum).toEqual([
-      'invalid_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'request_timeout', 'rate_limited', 'internal_error', 'service_unavailable',
+      'invalid_request', 'unauthorized', 'forbidden', 'insufficient_scope', 'ip_not_allowed', 'not_found', 'method_not_allowed', 'request_timeout', 'rate_limited', 'internal_error', 'service_unavailable',
     ]);
     const autoRenewal = ((paths['/contracts']!.get!.parameters as Json[]).find((p) => p.name === 'auto_renewal')!.schema as Json);
     expect(autoRenewal).toMatchObject({ type: 'string', enum: ['true', 'false'] });
@@ -87,8 +87,18 @@ describe('the OpenAPI document', () => {
         if (status === '304' || key.startsWith('head ')) expect(response.content, `${key} ${status} has no body`).toBeUndefined();
       }
       const usesKey = key.includes('/contracts');
-      expect(operation.security, key).toEqual(usesKey ? [{ ApiKeyAuth: [] }, { BearerAuth: [] }] : []);
-      if (usesKey) expect(statuses, key).toContain('401');
+      // The permission the key needs, in the security requirement (docs/keys.md), and the 403 it gets without it.
+      const permission = key.includes('/export') ? 'contracts:export' : 'contracts:read';
+      expect(operation.security, key).toEqual(usesKey ? [{ ApiKeyAuth: [permission] }, { BearerAuth: [permission] }] : []);
+      if (usesKey) {
+        expect(statuses, key).toContain('401');
+        expect(statuses, key).toContain('403');
+        expect(header(responses['403']!, 'WWW-Authenticate'), `${key} 403`).toBeDefined();
+        if (!key.startsWith('head ')) {
+          const examples = Object.keys(((responses['403']!.content as Record<string, Json>)['application/json']!.examples as Json));
+          expect(examples, key).toEqual(expect.arrayContaining(['insufficientScope', 'ipNotAllowed']));
+        }
+      }
     }
     const feed = paths['/calendar/{token}.ics']!.get!.responses as Record<string, Json>;
     for (const status of ['200', '304']) expect(header(feed[status]!, 'Last-Modified'), `feed ${status}`).toBeDefined();

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres } from '@/db/client';
+import { DEMO_ORGS } from '@/db/seed/demo';
 
 const run = promisify(execFile);
 const TSX = path.resolve('node_modules/.bin/tsx');
@@ -39,9 +40,15 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => cleanup?.());
 
+// Allowed addresses apply only where the deployment knows the client's address: the
+// command line reads the same configuration as the server (one trusted proxy here).
 async function cli(...args: string[]) {
+  return cliWith({ TRUSTED_PROXY_HOPS: '1' }, ...args);
+}
+
+async function cliWith(extra: Record<string, string | undefined>, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(TSX, ['--conditions=react-server', 'scripts/apikey.ts', ...args], { env });
+    const { stdout, stderr } = await run(TSX, ['--conditions=react-server', 'scripts/apikey.ts', ...args], { env: { ...env, ...extra } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -83,4 +90,72 @@ describe('npm run apikey', () => {
     expect(result.stderr).toMatch(message);
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
   }, 30_000);
+
+  it('creates a restricted key and an organisation key; list shows access, permissions, addresses and owner; roll prints the new secret', async () => {
+    const { acme, globex } = DEMO_ORGS;
+    const restricted = await cli('create', '--email', 'bob@example.com', '--name', 'globex reader', '--access', `personal,${globex.id}`, '--permissions', 'contracts:read', '--allowed-ips', '203.0.113.0/24, 2001:db8::/32');
+    expect(restricted.code).toBe(0);
+    expect(restricted.stdout).toMatch(/^cdapi_[0-9A-Za-z]{38}\n$/);
+    const orgKey = await cli('create', '--email', 'alice@example.com', '--name', 'acme etl', '--organization', acme.id, '--permissions', 'contracts:export');
+    expect(orgKey.code).toBe(0);
+
+    const bob = await cli('list', '--email', 'bob@example.com');
+    const line = bob.stdout.split('\n').find((l) => l.includes('globex reader'))!;
+    expect(line).toContain('owner me');
+    expect(line).toContain('access personal, Globex');
+    expect(line).toContain('permissions contracts:read ');
+    expect(line).toContain('addresses 203.0.113.0/24, 2001:db8::/32');
+    // Bob is a member of Acme, not an admin: he does not see Acme's key.
+    expect(bob.stdout).not.toContain('acme etl');
+    const alice = await cli('list', '--email', 'alice@example.com');
+    const orgLine = alice.stdout.split('\n').find((l) => l.includes('acme etl'))!;
+    expect(orgLine).toContain('owner Acme Corp (organisation)');
+    expect(orgLine).toContain('permissions contracts:export');
+    expect(orgLine).toContain('addresses any address');
+
+    const id = line.split(' ')[0]!;
+    const rolled = await cli('roll', '--id', id, '--grace-hours', '24');
+    expect(rolled.code).toBe(0);
+    expect(rolled.stdout).toMatch(/^cdapi_[0-9A-Za-z]{38}\n$/);
+    expect(rolled.stdout).not.toBe(restricted.stdout);
+    expect(rolled.stderr).toMatch(/previous secret works until/);
+    await cli('revoke', '--id', id);
+    const again = await cli('roll', '--id', id);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/Only an active key can be rolled/);
+  }, 180_000);
+
+  it.each([
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--access', DEMO_ORGS.globex.id], /not a member of the organisation/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--access', 'everything'], /--access: "everything" is neither "personal" nor an organisation id/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--access', ''], /--access must be "all" or a list/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--permissions', 'contracts:write'], /Unknown permission "contracts:write"/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--permissions', ','], /at least one permission/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--allowed-ips', '10.0.0.0/8,not-an-address'], /"not-an-address" is not an IPv4 or IPv6 address/],
+    [['create', '--email', 'alice@example.com', '--name', 'x', '--allowed-ips', Array.from({ length: 21 }, (_, i) => `198.51.100.${i}`).join(',')], /At most 20/],
+    [['create', '--email', 'bob@example.com', '--name', 'x', '--organization', DEMO_ORGS.acme.id], /Only the organisation's owners and admins/],
+    [['create', '--email', 'bob@example.com', '--name', 'x', '--organization', 'acme'], /--organization must be an organisation id/],
+    [['roll', '--id', '00000000-0000-4000-8000-000000000000', '--grace-hours', '169'], /--grace-hours must be a whole number of hours from 0 to 168/],
+    [['roll', '--id', '00000000-0000-4000-8000-000000000000', '--grace-hours', '-1'], /--grace-hours must be/],
+    [['roll', '--id', '00000000-0000-4000-8000-000000000000'], /No API key with the id/],
+    [['list', '--email', 'alice@example.com', '--grace-hours', '1'], /--grace-hours is an option of roll only/],
+  ])('%j fails with a clear message and changes nothing', async (args, message) => {
+    // The keys of the person named (alice for a roll by id): the same before and after.
+    const email = args.includes('--email') ? args[args.indexOf('--email') + 1]! : 'alice@example.com';
+    const before = (await cli('list', '--email', email)).stdout;
+    const result = await cli(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect((await cli('list', '--email', email)).stdout).toBe(before);
+  }, 60_000);
+
+  it('refuses allowed addresses where the deployment cannot know the client address', async () => {
+    const result = await cliWith({ TRUSTED_PROXY_HOPS: undefined, CLIENT_ADDRESS_HEADER: undefined, VERCEL: undefined }, 'create', '--email', 'alice@example.com', '--name', 'office', '--allowed-ips', '203.0.113.0/24');
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/cannot apply on this deployment/);
+    expect((await cli('list', '--email', 'alice@example.com')).stdout).not.toContain('office');
+  }, 60_000);
 });

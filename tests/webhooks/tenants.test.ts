@@ -1,10 +1,10 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { fanOutEvents } from '@/db/queries/webhooks';
-import { contracts, memberships } from '@/db/schema';
+import { contracts, memberships, organizations } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, seedDemo } from '@/db/seed/demo';
-import { deliveryLog } from '@/server/webhooks/endpoints';
+import { deliveryLog, setEndpointAccess } from '@/server/webhooks/endpoints';
 import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
 import { clearWebhooks, receiverEndpoint, startReceiver, testWorker, verify, WEBHOOK_TEST_ENV, type Receiver } from './support';
@@ -83,6 +83,40 @@ describe('who hears of what', () => {
 });
 
 /** The endpoint secret of a user, as the worker reads it (decrypted). */
+describe('the access choice and the organisation policy (docs/keys.md)', () => {
+  afterEach(async () => {
+    await handle.db.update(organizations).set({ memberKeysAllowed: true });
+  });
+
+  it('an endpoint restricted to personal contracts hears nothing of its organisations; a queued delivery is skipped', async () => {
+    const bobsEndpoint = (await handle.query<{ id: string }>(`SELECT id FROM webhook_endpoints WHERE user_id = $1`, [bob.id]))[0]!.id;
+    const acme = await oneOf(eq(contracts.organizationId, DEMO_ORGS.acme.id));
+    const personal = await oneOf(and(eq(contracts.ownerId, bob.id), isNull(contracts.organizationId))!);
+    await handle.query(`UPDATE contracts SET title = 'acme queued' WHERE id = $1`, [acme]);
+    // Queued while the endpoint heard of everything, then restricted before the delivery.
+    await fanOutEvents(handle.db, new Date(), 100);
+    await setEndpointAccess(handle.db, bob.id, bobsEndpoint, { kind: 'chosen', personal: true, organizationIds: [] });
+    await handle.query(`UPDATE contracts SET title = 'acme later' WHERE id = $1`, [acme]);
+    await handle.query(`UPDATE contracts SET title = 'bob personal' WHERE id = $1`, [personal]);
+    await testWorker(handle.db).runOnce();
+    expect(titlesAt('bob').map((c) => c.title)).toEqual(['bob personal']);
+    expect(titlesAt('alice').map((c) => c.title)).toEqual(['acme queued', 'acme later']);
+    // An organisation the owner is not in cannot be chosen.
+    await expect(setEndpointAccess(handle.db, alice.id, (await handle.query<{ id: string }>(`SELECT id FROM webhook_endpoints WHERE user_id = $1`, [alice.id]))[0]!.id, { kind: 'chosen', personal: false, organizationIds: [DEMO_ORGS.globex.id] })).rejects.toThrow(/not a member/);
+  });
+
+  it("with the policy off, members' endpoints leave the organisation's contracts out", async () => {
+    await handle.db.update(organizations).set({ memberKeysAllowed: false }).where(eq(organizations.id, DEMO_ORGS.acme.id));
+    const acme = await oneOf(eq(contracts.organizationId, DEMO_ORGS.acme.id));
+    const globex = await oneOf(eq(contracts.organizationId, DEMO_ORGS.globex.id));
+    await handle.query(`UPDATE contracts SET title = 'acme hidden' WHERE id = $1`, [acme]);
+    await handle.query(`UPDATE contracts SET title = 'globex seen' WHERE id = $1`, [globex]);
+    await testWorker(handle.db).runOnce();
+    expect(titlesAt('alice')).toEqual([]);
+    expect(titlesAt('bob').map((c) => c.title)).toEqual(['globex seen']);
+  });
+});
+
 async function secretOf(userId: string): Promise<string> {
   const { webhookSecretBox } = await import('@/server/access/secret-box');
   const [row] = await handle.query<{ id: string; secret_ciphertext: string }>(`SELECT id, secret_ciphertext FROM webhook_endpoints WHERE user_id = $1`, [userId]);

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List contracts
-         * @description Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending) unless `sort` says otherwise. Filters combine with AND. Page with `cursor` (every page costs the same however deep: pass `pagination.next_cursor`, also in the `Link: <…>; rel="next"` header) or with `offset`. For incremental sync, pass `updated_since` (the time of your previous sync, minus a minute of margin) with `sort=updated_at`.
+         * @description Contracts the caller may access (personal and organisation contracts), newest first (created_at descending, then id descending) unless `sort` says otherwise. Filters combine with AND. Page with `cursor` (every page costs the same however deep: pass `pagination.next_cursor`, also in the `Link: <…>; rel="next"` header) or with `offset`. For incremental sync, pass `updated_since` (the time of your previous sync, minus a minute of margin) with `sort=updated_at`. Needs the permission `contracts:read` (a key without it gets `403 insufficient_scope`).
          */
         get: operations["listContracts"];
         put?: never;
@@ -37,7 +37,7 @@ export interface paths {
         };
         /**
          * Get one contract
-         * @description One contract with its extracted data. A contract that does not exist or that the caller cannot access is a 404.
+         * @description One contract with its extracted data. A contract that does not exist or that the caller cannot access is a 404. Needs the permission `contracts:read` (a key without it gets `403 insufficient_scope`).
          */
         get: operations["getContract"];
         put?: never;
@@ -63,7 +63,7 @@ export interface paths {
         put?: never;
         /**
          * Export contracts as CSV
-         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.
+         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key. Needs the permission `contracts:export` (a key without it gets `403 insufficient_scope`).
          */
         post: operations["exportContracts"];
         delete?: never;
@@ -331,10 +331,10 @@ export interface components {
             bom?: boolean;
         };
         /**
-         * @description Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.
+         * @description Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, insufficient_scope 403 (the key lacks the permission the operation needs), ip_not_allowed 403 (the key does not allow the address the request came from), not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "forbidden" | "insufficient_scope" | "ip_not_allowed" | "not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "internal_error" | "service_unavailable";
         /** @description A page of contracts and where it sits in the whole list. */
         ContractList: {
             /** @constant */
@@ -650,6 +650,8 @@ export interface components {
          * @example Bearer realm="Contract Data API", ApiKey realm="Contract Data API", header="X-API-Key"
          */
         "WWW-Authenticate": string;
+        /** @description With `insufficient_scope` only (RFC 6750 3.1): `Bearer error="insufficient_scope", scope="<the permission the operation needs>"`. */
+        "WWW-Authenticate-Insufficient-Scope": string;
         /**
          * @description The methods this path serves.
          * @example GET, HEAD
@@ -746,7 +748,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller is not a member of the organisation named in `organization_id`. */
+            /** @description Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key's access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key's quotas. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -755,6 +757,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Insufficient-Scope"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -896,7 +899,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not a member of the organisation named in `organization_id`. */
+            /** @description Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key's access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key's quotas. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -905,6 +908,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Insufficient-Scope"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1022,6 +1026,22 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key's access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key's quotas. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Insufficient-Scope"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1164,6 +1184,20 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key's access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key's quotas. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Insufficient-Scope"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The contract does not exist or the caller cannot access it. */
             404: {
                 headers: {
@@ -1290,7 +1324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller is not a member of the organisation named in `organization_id`. */
+            /** @description Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key's access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key's quotas. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1299,6 +1333,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate-Insufficient-Scope"];
                     [name: string]: unknown;
                 };
                 content: {
