@@ -33,16 +33,16 @@ test('a key’s page shows its usage and requests, and finds a request by the id
   await expect(rows).toHaveCount(1);
   await expect(rows.first()).toContainText('/api/v1/contracts?limit=1');
 
-  await page.getByLabel('Find a request by its id').fill(requestId);
+  await page.getByRole('textbox', { name: 'Find a request by its id' }).fill(requestId);
   await page.getByRole('button', { name: 'Find', exact: true }).click();
   const details = page.getByTestId('request-details');
   await expect(details).toContainText(requestId);
   await expect(details).toContainText('404 (not_found)');
   await page.getByRole('button', { name: 'Close' }).click();
 
-  await page.getByLabel('Find a request by its id').fill(`req_${'f'.repeat(32)}`);
+  await page.getByRole('textbox', { name: 'Find a request by its id' }).fill(`req_${'f'.repeat(32)}`);
   await page.getByRole('button', { name: 'Find', exact: true }).click();
-  await expect(page.getByRole('alert')).toContainText('No request');
+  await expect(page.getByRole('search').getByRole('alert')).toContainText('No request');
 });
 
 test('another person’s key page is not found', async ({ page, browser }) => {
