@@ -9,6 +9,7 @@ const ENTRIES = [
   { href: '/settings/webhooks', label: 'Webhooks' },
   { href: '/settings/sessions', label: 'Sessions' },
   { href: '/settings/account', label: 'Account' },
+  { href: '/settings/security-log', label: 'Security log' },
 ];
 
 /** Settings' entries, then a page per organisation the user owns or administers (its keys). */

@@ -535,6 +535,84 @@ export const mailOutbox = pgTable(
   (t) => [index('mail_outbox_due_idx').on(t.nextAttemptAt).where(sql`${t.failedAt} IS NULL`)],
 );
 
+// What every key did (server/usage/, server/security-log/; docs/security.md, "What is kept").
+
+// Per-key request counts by hour (kept 48 hours) and by day (kept 90 days), by operation
+// (read: list and get-one; export) and outcome (2xx, 304, 4xx, 429, 5xx). Written by each
+// instance once a second (one upsert adding its counts) when no Redis is configured;
+// with Redis the counts live there instead.
+export const keyUsage = pgTable(
+  'key_usage',
+  {
+    tokenId: uuid('token_id')
+      .notNull()
+      .references(() => accessTokens.id, { onDelete: 'cascade' }),
+    // 'hour' or 'day'.
+    granularity: varchar('granularity', { length: 4 }).notNull(),
+    bucketStart: timestamp('bucket_start', { withTimezone: true, precision: 3 }).notNull(),
+    operation: varchar('operation', { length: 8 }).notNull(),
+    outcome: varchar('outcome', { length: 4 }).notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.granularity, t.bucketStart, t.operation, t.outcome] })],
+);
+
+// The last requests of each key (1,000 per key, kept 7 days by the retention job), written
+// in batches after the responses (one multi-row insert a second per instance).
+export const requestLog = pgTable(
+  'request_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    tokenId: uuid('token_id')
+      .notNull()
+      .references(() => accessTokens.id, { onDelete: 'cascade' }),
+    at: timestamp('at', { withTimezone: true, precision: 3 }).notNull(),
+    method: varchar('method', { length: 16 }).notNull(),
+    // The path with its query; a calendar feed's token masked (never a secret).
+    path: varchar('path', { length: 2048 }).notNull(),
+    status: smallint('status').notNull(),
+    errorCode: varchar('error_code', { length: 64 }),
+    durationMs: real('duration_ms').notNull(),
+    requestId: varchar('request_id', { length: 64 }).notNull(),
+    clientAddress: varchar('client_address', { length: 64 }),
+    userAgent: varchar('user_agent', { length: 300 }),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('request_log_token_idx').on(t.tokenId, t.at.desc(), t.id.desc()), index('request_log_request_id_idx').on(t.requestId)],
+);
+
+// The security log: append-only (a trigger of migration 0013 refuses UPDATE and DELETE
+// unless the retention job's transaction says it is the retention job). No foreign keys:
+// an event outlives the user, key or organisation it names.
+export const securityEvents = pgTable(
+  'security_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamp('at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
+    kind: varchar('kind', { length: 48 }).notNull(),
+    // 'user', 'api_key' or 'system'; the label is what the log shows (an e-mail, "API key NAME", "system").
+    actorKind: varchar('actor_kind', { length: 8 }).notNull(),
+    actorUserId: uuid('actor_user_id'),
+    actorLabel: varchar('actor_label', { length: 320 }).notNull(),
+    clientAddress: varchar('client_address', { length: 64 }),
+    userAgent: varchar('user_agent', { length: 300 }),
+    // Whose own log shows the event (null: nobody's, e.g. a failed sign-in for no account).
+    subjectUserId: uuid('subject_user_id'),
+    // The organisation whose log shows it too, if any.
+    organizationId: uuid('organization_id'),
+    objectType: varchar('object_type', { length: 32 }).notNull(),
+    objectId: varchar('object_id', { length: 64 }),
+    objectLabel: varchar('object_label', { length: 320 }),
+    details: jsonb('details').$type<Record<string, string | number | boolean | null>>(),
+  },
+  (t) => [
+    index('security_events_subject_idx').on(t.subjectUserId, t.at.desc(), t.id.desc()),
+    index('security_events_org_idx').on(t.organizationId, t.at.desc(), t.id.desc()),
+    index('security_events_at_idx').on(t.at),
+    index('security_events_object_idx').on(t.objectId, t.kind),
+  ],
+);
+
 export type User = typeof users.$inferSelect;
 export type Contract = typeof contracts.$inferSelect;
 export type NewContract = typeof contracts.$inferInsert;

@@ -187,6 +187,11 @@ const envSchema = logSchema.extend({
   SMTP_URL: url(['smtp:', 'smtps:']),
   MAIL_FROM: optionalString.refine((v) => v === undefined || /^[^\r\n]{1,320}$/.test(v), { message: 'must be one address, such as "Contract Data API <no-reply@example.com>"' }),
   MAIL_TRANSPORT: z.enum(['smtp', 'log'], { message: 'must be smtp or log' }).optional(),
+  // Per-key usage counts and the request log (server/usage/): "off" records neither, the
+  // bench's baseline to measure what they cost, side by side with "on".
+  KEY_ACTIVITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
+  // Days a security-log event is kept (server/security-log/): the retention job deletes older ones.
+  AUDIT_LOG_RETENTION_DAYS: positiveInt(400),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -327,6 +332,8 @@ export function parseConfig(env: Record<string, string | undefined>) {
       onVercel: c.VERCEL === '1',
     },
     metricsToken: c.METRICS_TOKEN,
+    keyActivity: c.KEY_ACTIVITY !== 'off',
+    auditLogRetentionDays: c.AUDIT_LOG_RETENTION_DAYS,
   };
 }
 

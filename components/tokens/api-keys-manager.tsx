@@ -19,6 +19,7 @@ export function ApiKeysManager({ initialKeys, organizations }: { initialKeys: To
       initialRows={initialKeys}
       maxActive={MAX_ACTIVE_TOKENS.api_key}
       showExpiry
+      detailHref={(key) => `/settings/api-keys/${key.id}`}
       load={loadKeys}
       revoke={revokeKey}
       headerExtra={

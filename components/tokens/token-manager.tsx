@@ -1,5 +1,6 @@
 'use client';
 
+import Link from 'next/link';
 import { useState, type ReactNode } from 'react';
 import { ErrorAlert } from '@/components/error-alert';
 import { useFocusReturn, useRefreshableList } from './managed-list';
@@ -48,6 +49,7 @@ export function TokenManager<Created>({
   renderRestrictions,
   rowActions = [],
   headerExtra,
+  detailHref,
 }: {
   initialRows: TokenRow[];
   text: TokenManagerText;
@@ -64,6 +66,8 @@ export function TokenManager<Created>({
   rowActions?: RowAction[];
   /** Shown under the list's heading (a note about organisation keys). */
   headerExtra?: ReactNode;
+  /** Where a token's own page is (API keys: its usage and requests), if it has one. */
+  detailHref?: (row: TokenRow) => string;
 }) {
   const { rows, listError, refresh } = useRefreshableList(initialRows, load);
   const [creating, setCreating] = useState(false);
@@ -120,7 +124,7 @@ export function TokenManager<Created>({
                 {rows.map((row) => (
                   <tr key={row.id} data-testid={text.rowTestId}>
                     <td className="card-title" style={{ fontWeight: 600 }}>
-                      {row.name}
+                      {detailHref ? <Link href={detailHref(row)}>{row.name}</Link> : row.name}
                     </td>
                     <td data-label={hintLabel}>
                       <code>{row.hint}</code>

@@ -12,9 +12,12 @@ export async function selectSessionVersion(db: Database, userId: string): Promis
 }
 
 /** Raises a user's session version: every session issued before stops working. */
-export async function bumpSessionVersion(db: Database, userId: string): Promise<void> {
-  await db
+/** Raises the user's session version; returns the user's e-mail, undefined for no such user. */
+export async function bumpSessionVersion(db: Database, userId: string): Promise<string | undefined> {
+  const [row] = await db
     .update(users)
     .set({ sessionVersion: sql`${users.sessionVersion} + 1` })
-    .where(eq(users.id, userId));
+    .where(eq(users.id, userId))
+    .returning({ email: users.email });
+  return row?.email;
 }

@@ -251,12 +251,18 @@ export async function insertToken(db: Database, values: NewTokenValues): Promise
   return row!;
 }
 
-/** Revokes a token (the caller checked who may); a token already revoked keeps its first revocation time. */
-export async function revokeTokenRow(db: Database, kind: TokenKind, id: string, now: Date): Promise<void> {
-  await db
+/**
+ * Revokes a token (the caller checked who may); a token already revoked keeps its first
+ * revocation time. Returns the token's name when this call revoked it, undefined when it
+ * changed nothing.
+ */
+export async function revokeTokenRow(db: Database, kind: TokenKind, id: string, now: Date): Promise<{ name: string } | undefined> {
+  const [row] = await db
     .update(accessTokens)
     .set({ revokedAt: now })
-    .where(and(eq(accessTokens.id, id), eq(accessTokens.kind, kind), isNull(accessTokens.revokedAt)));
+    .where(and(eq(accessTokens.id, id), eq(accessTokens.kind, kind), isNull(accessTokens.revokedAt)))
+    .returning({ name: accessTokens.name });
+  return row;
 }
 
 /**

@@ -381,8 +381,16 @@ export async function releaseLeases(db: Database, leaseToken: string): Promise<v
  * Disables an endpoint (five days of failures): nothing more is queued for it, and what is
  * pending fails, so that enabling it again does not replay days of events at once.
  */
-export async function disableEndpoint(db: Database, endpointId: string, reason: string, now: Date): Promise<void> {
+export async function disableEndpoint(
+  db: Database,
+  endpointId: string,
+  reason: string,
+  now: Date,
+  /** Written in the same transaction (the security log's event). */
+  alongside?: (tx: Database) => Promise<void>,
+): Promise<void> {
   await db.transaction(async (tx) => {
+    await alongside?.(tx as unknown as Database);
     await tx.update(webhookEndpoints).set({ status: 'disabled', disabledReason: reason, updatedAt: now }).where(eq(webhookEndpoints.id, endpointId));
     await tx
       .update(webhookDeliveries)

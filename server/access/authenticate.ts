@@ -7,6 +7,7 @@ import { countFailedKeyAttempt } from '@/server/observability/metrics';
 import { inSpan } from '@/server/observability/tracing';
 import { setRequestKeyId } from '@/server/observability/request';
 import { isRateLimitExhausted, type RateLimitBucket } from '@/server/rate-limit';
+import { queueAddressRefusal } from '@/server/security-log/record';
 import { enforceRateLimit, showRateLimit } from './rate-limit';
 import { wasRevokedElsewhere } from './revocations';
 import { loadTokenScope, type CallerScope } from './scope';
@@ -106,7 +107,7 @@ export async function authenticate(
   }
   const { tokenId } = principal;
   // The request's log line names the key by its id (never the token or its hash).
-  setRequestKeyId(tokenId);
+  setRequestKeyId(tokenId, credential.kind);
   const deferred = ctx.deferredRateLimit;
   // The token's scope and restrictions are read from the database on every request (an
   // edit, "remove access" or an organisation's policy applies at once everywhere), and
@@ -117,7 +118,7 @@ export async function authenticate(
     setRequestKeyId(undefined);
     throw refuse();
   }
-  if (credential.kind === 'api_key') await checkRestrictions(ctx, credential, tokenScope);
+  if (credential.kind === 'api_key') await checkRestrictions(ctx, credential, tokenScope, tokenId);
   const charge = () => enforceRateLimit(ctx, credential.bucket, tokenId, { headers: credential.rateLimitHeaders });
   // A conditional request counts against the conditional quota now, and against the key's
   // own quota only if its answer is not a 304 (the transport decides: DeferredRateLimit).
@@ -153,14 +154,24 @@ export async function authenticate(
  * insufficient_scope with the RFC 6750 challenge, and counts nowhere.
  */
 async function checkRestrictions(
-  ctx: Pick<RequestContext, 'clientAddress' | 'headers' | 'setHeader'>,
+  ctx: Pick<RequestContext, 'db' | 'clientAddress' | 'headers' | 'setHeader'>,
   credential: Credential,
-  restrictions: { allowedAddresses: readonly string[]; permissions: readonly string[] },
+  restrictions: { allowedAddresses: readonly string[]; permissions: readonly string[]; ownerOrganizationId: string | null },
+  tokenId: string,
 ): Promise<void> {
   if (restrictions.allowedAddresses.length > 0) {
     const address = clientIpOf(ctx.headers);
     if (!addressAllowed(restrictions.allowedAddresses, address)) {
       countFailedKeyAttempt(credential.kind);
+      // The security log, once per key and address per hour, batched (never on this path).
+      queueAddressRefusal(ctx.db, {
+        kind: 'api_key.address_refused',
+        subjectUserId: null, // the key's owner (or creator), filled in by the insert
+        organizationId: restrictions.ownerOrganizationId,
+        objectType: 'api_key',
+        objectId: tokenId,
+        actor: { kind: 'api_key', userId: null, label: 'API key', clientAddress: address ?? null, userAgent: ctx.headers.get('user-agent')?.slice(0, 300) ?? null },
+      });
       // Throws the 429 once the address is out of failed attempts.
       await enforceRateLimit(ctx, 'auth_failure', ctx.clientAddress, { headers: false });
       const seen = address === undefined ? 'an address the API cannot determine (no trusted proxy is configured)' : address;

@@ -13,6 +13,7 @@ import {
 } from '@/db/queries/tokens';
 import { checkAllowedAddresses, DEFAULT_PERMISSIONS, isPermission, PERMISSIONS, type Access } from '@/lib/key-restrictions';
 import type { TokenDetails, TokenKind, TokenSummary } from '@/lib/tokens';
+import { inTransaction, keyEvent, recordSecurityEvent } from '@/server/security-log/record';
 import { AppError } from '@/server/errors';
 import { clientAddressKnown } from '@/server/http/client-address';
 import { accessOfRow, detailsOf, type Restrictions } from './token-details';
@@ -81,7 +82,7 @@ export interface CreateKeyInput extends NewToken {
   allowedAddresses?: string[];
 }
 
-async function assertOrganizationAdmin(db: Database, userId: string, organizationId: string): Promise<void> {
+export async function assertOrganizationAdmin(db: Database, userId: string, organizationId: string): Promise<void> {
   const role = await selectRole(db, userId, organizationId);
   if (role !== 'owner' && role !== 'admin') {
     throw new AppError('forbidden', "Only the organisation's owners and admins can manage its keys.", [
@@ -149,12 +150,16 @@ export async function editKeyRestrictions(db: Database, userId: string, input: E
     if (row.organizationId) throw bad('access', "An organisation's key reads that organisation's contracts only; its access cannot change.");
     access = await checkAccess(db, row.userId!, input.access);
   }
-  await updateTokenRestrictions(db, row.id, {
-    accessAll: row.organizationId ? true : access.kind === 'all',
-    accessPersonal: access.kind === 'chosen' && access.personal,
-    accessOrganizationIds: access.kind === 'chosen' && !row.organizationId ? access.organizationIds : [],
-    ...(permissions ? { permissions } : {}),
-    ...(allowedAddresses ? { allowedAddresses } : {}),
+  await inTransaction(db, async (tx) => {
+    await updateTokenRestrictions(tx, row.id, {
+      accessAll: row.organizationId ? true : access.kind === 'all',
+      accessPersonal: access.kind === 'chosen' && access.personal,
+      accessOrganizationIds: access.kind === 'chosen' && !row.organizationId ? access.organizationIds : [],
+      ...(permissions ? { permissions } : {}),
+      ...(allowedAddresses ? { allowedAddresses } : {}),
+    });
+    const changed = [input.access !== undefined && 'access', permissions && 'permissions', allowedAddresses && 'allowed addresses'].filter(Boolean).join(', ');
+    if (kind === 'api_key') await recordSecurityEvent(tx, { ...keyEvent('api_key.edited', row, { change: changed || 'nothing' }), at: now });
   });
   const [details] = await detailsOf(db, [(await selectTokenById(db, kind, row.id))!], now);
   return details!;
@@ -213,7 +218,11 @@ export async function removeKeyAccess(db: Database, userId: string, organization
   const row = await selectTokenById(db, 'api_key', tokenId);
   const member = row?.userId ? await selectRole(db, row.userId, organizationId) : undefined;
   if (!row || !row.userId || member === undefined) throw new AppError('not_found', "No such key among the members' personal keys.");
-  await insertRemoval(db, { tokenId, organizationId, removedBy: userId, removedAt: now });
+  await inTransaction(db, async (tx) => {
+    await insertRemoval(tx, { tokenId, organizationId, removedBy: userId, removedAt: now });
+    // In the member's own log and the organisation's.
+    await recordSecurityEvent(tx, { ...keyEvent('api_key.access_removed', { ...row, organizationId }), at: now });
+  });
 }
 
 export async function organizationPolicy(db: Database, userId: string, organizationId: string): Promise<{ memberKeysAllowed: boolean }> {
@@ -224,7 +233,18 @@ export async function organizationPolicy(db: Database, userId: string, organizat
 /** Sets the policy; members' keys, feeds and endpoints follow it from their next request (read with the scope). */
 export async function setOrganizationPolicy(db: Database, userId: string, organizationId: string, memberKeysAllowed: boolean): Promise<{ memberKeysAllowed: boolean }> {
   await assertOrganizationAdmin(db, userId, organizationId);
-  await updateMemberKeysAllowed(db, organizationId, memberKeysAllowed);
+  await inTransaction(db, async (tx) => {
+    await updateMemberKeysAllowed(tx, organizationId, memberKeysAllowed);
+    await recordSecurityEvent(tx, {
+      kind: 'organization.policy_changed',
+      subjectUserId: null,
+      organizationId,
+      objectType: 'organization',
+      objectId: organizationId,
+      objectLabel: "Members' personal keys may read this organisation's contracts",
+      details: { member_keys_allowed: memberKeysAllowed },
+    });
+  });
   return { memberKeysAllowed };
 }
 

@@ -17,6 +17,7 @@ import { MAX_ROLL_GRACE_HOURS, type Access } from '@/lib/key-restrictions';
 import { MAX_ACTIVE_TOKENS, TOKEN_NAME_MAX_LENGTH, type TokenDetails, type TokenKind, type TokenSummary } from '@/lib/tokens';
 import { afterResponse } from '@/server/after-response';
 import { AppError } from '@/server/errors';
+import { inTransaction, keyEvent, recordSecurityEvent } from '@/server/security-log/record';
 import { announceRetiredSecrets, announceRevocation, mayUseTokenCache } from './revocations';
 import { detailsOf, type Restrictions } from './token-details';
 import { statusOf } from './token-status';
@@ -120,16 +121,23 @@ export async function createToken(
   const limit = MAX_ACTIVE_TOKENS[kind];
   const full = () =>
     new AppError('conflict', `${'userId' in who ? 'You already have' : 'This organisation already has'} ${limit} active ${policy.nouns}, the most allowed. Revoke one no longer used first.`);
+  // The token and its security-log event in one transaction: no key without its event.
+  const insertWithEvent = async (tx: Database) => {
+    const inserted = await insertToken(tx, values);
+    const details = expiresAt ? { expires_at: expiresAt.toISOString() } : undefined;
+    await recordSecurityEvent(tx, { ...keyEvent(`${kind}.created`, { ...inserted, ...values, id: inserted.id }, details), at: now });
+    return inserted;
+  };
   // Under a lock on the owner, so that concurrent creations cannot overshoot the limit.
   const row =
     'userId' in who
       ? await withUserLocked(db, who.userId, async (tx) => {
           if ((await countActiveTokens(tx, kind, who.userId, now)) >= limit) throw full();
-          return insertToken(tx, values);
+          return insertWithEvent(tx);
         })
       : await withOrganizationLocked(db, who.organizationId, async (tx) => {
           if ((await countActiveOrganizationKeys(tx, who.organizationId, now)) >= limit) throw full();
-          return insertToken(tx, values);
+          return insertWithEvent(tx);
         });
   const [token] = await detailsOf(db, [row], now);
   return { secret, token: token! };
@@ -137,8 +145,13 @@ export async function createToken(
 
 /** Revokes a token (idempotent); the caller decided that the actor may. */
 export async function revokeTokenById(db: Database, kind: TokenKind, id: string, now = new Date()): Promise<TokenSummary> {
-  await revokeTokenRow(db, kind, id, now);
-  const row = await selectTokenById(db, kind, id);
+  const row = await inTransaction(db, async (tx) => {
+    const revoked = await revokeTokenRow(tx, kind, id, now);
+    const current = await selectTokenById(tx, kind, id);
+    // Once, by whoever revoked it first (a repeated revoke changes nothing and logs nothing).
+    if (revoked && current) await recordSecurityEvent(tx, { ...keyEvent(`${kind}.revoked`, current), at: now });
+    return current;
+  });
   if (!row) throw new AppError('not_found', `No such ${POLICIES[kind].noun}.`);
   // At once in this process; within a second on every other instance (./revocations.ts).
   forgetVerifiedToken(id);
@@ -169,12 +182,17 @@ export async function rollApiKey(db: Database, id: string, graceHours: number, n
   }
   const format = TOKEN_FORMATS.api_key;
   const secret = format.generate();
-  const rolled = await rollTokenRow(
-    db,
-    id,
-    { tokenHash: hashToken(secret), hint: format.hint(secret), previousExpiresAt: graceHours === 0 ? null : new Date(now.getTime() + graceHours * 3_600_000) },
-    now,
-  );
+  const rolled = await inTransaction(db, async (tx) => {
+    const result = await rollTokenRow(
+      tx,
+      id,
+      { tokenHash: hashToken(secret), hint: format.hint(secret), previousExpiresAt: graceHours === 0 ? null : new Date(now.getTime() + graceHours * 3_600_000) },
+      now,
+    );
+    const current = result ? await selectTokenById(tx, 'api_key', id) : undefined;
+    if (current) await recordSecurityEvent(tx, { ...keyEvent('api_key.rolled', current, { grace_hours: graceHours }), at: now });
+    return result;
+  });
   if (!rolled) throw new AppError('conflict', 'Only an active key can be rolled: this one is revoked or expired. Create a new key instead.');
   if (rolled.retiredHashes.length > 0) {
     for (const hash of rolled.retiredHashes) forgetVerifiedSecret(hash);

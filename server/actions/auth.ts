@@ -12,7 +12,8 @@ import { redirectPathOf, safeCallbackUrl } from '@/server/auth/callback-url';
 import { currentUser } from '@/server/auth/session';
 import { endAllSessions } from '@/server/auth/session-version';
 import { SignInRateLimited, tooManySignInAttempts } from '@/server/auth/sign-in-refusal';
-import { clientAddressOf } from '@/server/http/client-address';
+import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { SYSTEM_ACTOR, userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
 
 export interface FormState {
   error?: string;
@@ -68,14 +69,19 @@ export async function signUpWithPassword(_prev: FormState, form: FormData): Prom
   // The rest (hash, account or not, which e-mail) runs after the response: the answer and
   // its time are the same whether or not the address has an account (server/auth/accounts.ts).
   const db = await getDb();
-  const taken = await startSignUp(db, parsed.data, clientAddressOf(await headers()));
+  const requestHeaders = await headers();
+  const address = clientAddressOf(requestHeaders);
+  // The security log's sign-up event (written with the account, after the response) names
+  // the address and user agent the sign-up came from.
+  const from = { clientAddress: address === SHARED_CLIENT_BUCKET ? null : address, userAgent: userAgentOf(requestHeaders) };
+  const taken = await withActor({ ...SYSTEM_ACTOR, ...from }, () => startSignUp(db, parsed.data, address));
   if (!taken.ok) return refused(taken.retryAfterSeconds, email);
   return { done: SIGN_UP_DONE, email: parsed.data.email };
 }
 
 /** Sign-out ends every session of the user (next-auth's signOut event raises the session version). */
 export async function signOutAction(): Promise<void> {
-  await signOut({ redirectTo: '/', redirect: false });
+  await withActor(await requestActor(), () => signOut({ redirectTo: '/', redirect: false }));
   redirect('/');
 }
 
@@ -85,11 +91,22 @@ export async function signOutAction(): Promise<void> {
  */
 export async function signOutEverywhereAction(): Promise<void> {
   const user = await currentUser();
-  if (user) await endAllSessions(await getDb(), user.id);
-  await signOut({ redirectTo: '/sign-in', redirect: false });
+  // One scope for both: next-auth's signOut event ends the sessions again, and the
+  // security log gets one event (endAllSessions remembers it in the scope).
+  await withActor(await requestActor(), async () => {
+    if (user) await endAllSessions(await getDb(), user.id);
+    await signOut({ redirectTo: '/sign-in', redirect: false });
+  });
   redirect('/sign-in');
 }
 
 export async function signInWithGitHub(form: FormData): Promise<void> {
   await signIn('github', { redirectTo: safeCallbackUrl(form.get('callbackUrl')) });
+}
+
+/** The request's address and user agent, for the security log's events of this action. */
+async function requestActor(): Promise<SecurityActor> {
+  const requestHeaders = await headers();
+  const address = clientAddressOf(requestHeaders);
+  return { ...SYSTEM_ACTOR, clientAddress: address === SHARED_CLIENT_BUCKET ? null : address, userAgent: userAgentOf(requestHeaders) };
 }

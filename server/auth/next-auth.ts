@@ -68,6 +68,7 @@ function authConfig(): NextAuthConfig {
           if (!parsed.success) return null;
           const outcome = await signInWithPasswordLimited(await getDb(), {
             address: clientAddressOf(request.headers),
+            userAgent: request.headers.get('user-agent'),
             email: parsed.data.email,
             password: parsed.data.password,
           });

@@ -1,4 +1,6 @@
 import type { Database } from '@/db/client';
+import { currentActor, personActor } from '@/server/security-log/actor';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import { bumpSessionVersion, selectSessionVersion } from '@/db/queries/sessions';
 
 /**
@@ -44,5 +46,20 @@ export async function sessionIsCurrent(db: Database, token: VersionedToken): Pro
 /** Ends every session of the user (sign-out, "sign out everywhere"; a future password change must call it too). */
 export async function endAllSessions(db: Database, userId: string | null | undefined): Promise<void> {
   if (!userId || !UUID.test(userId)) return;
-  await bumpSessionVersion(db, userId);
+  await db.transaction(async (tx) => {
+    const email = await bumpSessionVersion(tx as unknown as Database, userId);
+    const actor = currentActor();
+    // Once per action (sign out everywhere ends them, then next-auth's signOut event again).
+    if (email === undefined || actor.endedSessionsOf === userId) return;
+    actor.endedSessionsOf = userId;
+    const { clientAddress, userAgent } = actor;
+    await recordSecurityEvent(tx as unknown as Database, {
+      kind: 'sign_out.everywhere',
+      subjectUserId: userId,
+      objectType: 'user',
+      objectId: userId,
+      objectLabel: email,
+      actor: personActor({ id: userId, email }, { clientAddress, userAgent }),
+    });
+  });
 }

@@ -3,7 +3,9 @@ import type { Database } from '@/db/client';
 import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import { countSignInFailure, countSignInRefusal } from '@/server/observability/metrics';
 import { consumeRateLimit, peekRateLimit, processRateLimitStore, type RateLimitResult } from '@/server/rate-limit';
-import { authenticateWithPassword, normalizeEmail } from './users';
+import { personActor } from '@/server/security-log/actor';
+import { queueSecurityEvent, recordSecurityEvent } from '@/server/security-log/record';
+import { authenticateWithPassword, normalizeEmail, userIdByEmail } from './users';
 
 /**
  * The limit on password sign-ins and sign-ups, for every path that checks a password:
@@ -122,18 +124,34 @@ export function forgetBlockedSignIns(): void {
  */
 export async function signInWithPasswordLimited(
   db: Database,
-  attempt: { address: string; email: string; password: string },
+  attempt: { address: string; email: string; password: string; userAgent?: string | null },
 ): Promise<SignInOutcome<{ id: string; email: string; name: string | null }>> {
   const account = accountIdentifier(attempt.email);
   const refused = await signInRefusal(attempt.address, attempt.email);
   if (refused) return refused;
   const user = await authenticateWithPassword(db, attempt.email, attempt.password);
+  const from = { clientAddress: attempt.address === SHARED_CLIENT_BUCKET ? null : attempt.address, userAgent: attempt.userAgent?.slice(0, 300) ?? null };
   if (!user) {
     countSignInFailure();
-    await Promise.all([consumeRateLimit('sign_in_address', attempt.address), consumeRateLimit('sign_in_account', account)]);
+    // In the account's own log when there is one; otherwise in nobody's (no one learns
+    // whether an account exists). Batched: failures come at an attacker's pace.
+    const [subject] = await Promise.all([
+      userIdByEmail(db, attempt.email),
+      consumeRateLimit('sign_in_address', attempt.address),
+      consumeRateLimit('sign_in_account', account),
+    ]);
+    queueSecurityEvent(db, {
+      kind: 'sign_in.failed',
+      subjectUserId: subject ?? null,
+      objectType: 'user',
+      objectId: subject ?? null,
+      objectLabel: subject ? normalizeEmail(attempt.email) : null,
+      actor: { kind: 'user', userId: null, label: 'unknown (wrong e-mail or password)', ...from },
+    });
     return { ok: false, reason: 'wrong_credentials' };
   }
   await rememberAddress(account, attempt.address);
+  await recordSecurityEvent(db, { kind: 'sign_in.succeeded', subjectUserId: user.id, objectType: 'user', objectId: user.id, objectLabel: user.email, actor: personActor(user, from), details: { method: 'password' } });
   return { ok: true, value: user };
 }
 

@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '@/db/client';
 import { users } from '@/db/schema';
+import { currentActor, personActor } from '@/server/security-log/actor';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 
 export function normalizeEmail(email: string): string {
@@ -32,11 +34,29 @@ export class EmailTakenError extends Error {
 
 export async function createUserWithPassword(db: Database, input: { email: string; password: string; name?: string }) {
   const passwordHash = await hashPassword(input.password);
-  const [user] = await db
-    .insert(users)
-    .values({ email: normalizeEmail(input.email), name: input.name?.trim() || null, passwordHash })
-    .onConflictDoNothing()
-    .returning({ id: users.id, email: users.email });
-  if (!user) throw new EmailTakenError();
-  return user;
+  return db.transaction(async (tx) => {
+    const [user] = await tx
+      .insert(users)
+      .values({ email: normalizeEmail(input.email), name: input.name?.trim() || null, passwordHash })
+      .onConflictDoNothing()
+      .returning({ id: users.id, email: users.email });
+    if (!user) throw new EmailTakenError();
+    // The new person is the actor, from the address the sign-up came from (the action's scope).
+    const { clientAddress, userAgent } = currentActor();
+    await recordSecurityEvent(tx as unknown as Database, {
+      kind: 'sign_up',
+      subjectUserId: user.id,
+      objectType: 'user',
+      objectId: user.id,
+      objectLabel: user.email,
+      actor: personActor(user, { clientAddress, userAgent }),
+    });
+    return user;
+  });
+}
+
+/** The id of the account with this e-mail, if any (for the security log of a failed sign-in). */
+export async function userIdByEmail(db: Database, email: string): Promise<string | undefined> {
+  const [row] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalizeEmail(email))).limit(1);
+  return row?.id;
 }

@@ -109,6 +109,16 @@ function buildMetrics(registry: Registry) {
       labelNames: ['outcome'],
       registers,
     }),
+    requestLogDropped: new Counter({
+      name: 'request_log_dropped_total',
+      help: 'Rows of the per-key request log dropped instead of written: the buffer was full (the database slow or down) or the batch insert failed.',
+      registers,
+    }),
+    securityLogDropped: new Counter({
+      name: 'security_log_dropped_total',
+      help: 'Batched security-log events (failed sign-ins, refused addresses) dropped instead of written: the queue was full or the insert failed.',
+      registers,
+    }),
     exportRows: new Counter({
       name: 'contracts_export_rows_total',
       help: "Contract rows written to CSV exports (the API's export and the contracts page's download).",
@@ -148,6 +158,8 @@ function createMetrics(): Metrics {
   for (const kind of ['api_key', 'calendar_feed', 'metrics_token'] satisfies KeyKind[]) metrics.failedKeyAttempts.labels(kind).inc(0);
   for (const outcome of ['succeeded', 'failed', 'skipped', 'error'] satisfies DeliveryOutcome[]) metrics.webhookDeliveries.labels(outcome).inc(0);
   for (const pool of ['primary', 'replica', 'other']) metrics.statementTimeouts.labels(pool).inc(0);
+  metrics.requestLogDropped.inc(0);
+  metrics.securityLogDropped.inc(0);
   observeStatements((statementDb) => {
     const db = statementDb as Database;
     metrics.inFlight.set(db, (metrics.inFlight.get(db) ?? 0) + 1);
@@ -221,6 +233,14 @@ export function countSignInRefusal(bucket: 'sign_in_address' | 'sign_in_account'
 
 export function countWebhookDelivery(outcome: DeliveryOutcome): void {
   recording()?.webhookDeliveries.labels(outcome).inc();
+}
+
+export function countRequestLogDropped(rows: number): void {
+  recording()?.requestLogDropped.inc(rows);
+}
+
+export function countSecurityLogDropped(events: number): void {
+  recording()?.securityLogDropped.inc(events);
 }
 
 export function countExportRows(rows: number): void {

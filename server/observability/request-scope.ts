@@ -32,6 +32,8 @@ export interface RequestRecord {
   bytes: number;
   /** The id of the API key (or calendar feed token) that authenticated the request. */
   keyId: string | undefined;
+  /** Its kind: only API keys' requests are counted and logged per key (server/usage/). */
+  keyKind: 'api_key' | 'calendar_feed' | undefined;
   /** True when the client went away, or the body failed, before the body was complete. */
   aborted: boolean;
   /** When the request started (performance.now()). */

@@ -2,6 +2,7 @@ import 'server-only';
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { config } from '@/server/config';
 import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
+import { recordKeyRequest } from '@/server/usage/recorder';
 import { logger } from './logger';
 import { currentRequest, inRequestScope, type RequestRecord } from './request-scope';
 
@@ -34,8 +35,10 @@ export interface RequestMeta {
 
 /** Runs `run` as the observed request `meta.request`. */
 export async function observeRequest(meta: RequestMeta, run: () => Promise<Response>): Promise<Response> {
-  // OBSERVABILITY=off: no record, no line (the bench's baseline for what observing costs).
-  if (!config().observability) return run();
+  // OBSERVABILITY=off: no line (the bench's baseline for what observing costs); the record
+  // is still kept while per-key activity is recorded (KEY_ACTIVITY, server/usage/).
+  const { observability, keyActivity } = config();
+  if (!observability && !keyActivity) return run();
   // Read first: the tracing wrapper, outside this one, has its span active now.
   const span = trace.getActiveSpan()?.spanContext();
   const record: RequestRecord = {
@@ -48,6 +51,7 @@ export async function observeRequest(meta: RequestMeta, run: () => Promise<Respo
     durationMs: 0,
     bytes: 0,
     keyId: undefined,
+    keyKind: undefined,
     aborted: false,
     startedAt: performance.now(),
     finished: false,
@@ -105,9 +109,12 @@ export function setRequestRoute(route: string): void {
 }
 
 /** The id (never the token) of the API key or feed token that authenticated the request; undefined to forget it. */
-export function setRequestKeyId(keyId: string | undefined): void {
+export function setRequestKeyId(keyId: string | undefined, kind?: 'api_key' | 'calendar_feed'): void {
   const record = currentRequest();
-  if (record && !record.finished) record.keyId = keyId;
+  if (record && !record.finished) {
+    record.keyId = keyId;
+    record.keyKind = keyId === undefined ? undefined : kind;
+  }
 }
 
 /** The error code the request is answered with (the envelope's, server/errors.ts). */
@@ -171,6 +178,15 @@ function finish(record: RequestRecord, req: Request): void {
   record.finished = true;
   record.durationMs = Math.round((performance.now() - record.startedAt) * 100) / 100;
   if (record.status < 400) record.errorCode = undefined;
+  const { observability, keyActivity } = config();
+  let clientAddress: string | null | undefined;
+  let userAgent: string | null | undefined;
+  if (keyActivity && record.keyKind === 'api_key') {
+    clientAddress = trustedClientAddress(req.headers);
+    userAgent = userAgentOf(req.headers);
+    recordKeyRequest(record, req.url, clientAddress, userAgent);
+  }
+  if (!observability) return;
   const log = logger();
   if (!log.isLevelEnabled('info')) return;
   log.info(
@@ -184,8 +200,8 @@ function finish(record: RequestRecord, req: Request): void {
       duration_ms: record.durationMs,
       bytes: record.bytes,
       key_id: record.keyId ?? null,
-      client_address: trustedClientAddress(req.headers),
-      user_agent: userAgentOf(req.headers),
+      client_address: clientAddress === undefined ? trustedClientAddress(req.headers) : clientAddress,
+      user_agent: userAgent === undefined ? userAgentOf(req.headers) : userAgent,
       ...(record.aborted ? { aborted: true } : {}),
     },
     'request',

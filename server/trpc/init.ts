@@ -10,7 +10,9 @@ import { apiKeyCredential, authenticate, type Credential } from '@/server/access
 import type { SessionUser } from '@/server/auth/session';
 import { requireVerifiedEmail } from '@/server/auth/verification';
 import { AppError, toAppError } from '@/server/errors';
+import { SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
 import type { RequestContext } from '@/server/http/context';
+import { userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
 
 // 1. Context ---------------------------------------------------------------------------
 
@@ -61,7 +63,16 @@ export const publicProcedure = t.procedure;
 /** Signed-in users of the app; narrows ctx.user so no procedure repeats the check. */
 export const protectedProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.sessionUser) throw new AppError('unauthorized', 'Sign in first.');
-  return next({ ctx: { user: ctx.sessionUser } });
+  const user = ctx.sessionUser;
+  // The security log's actor of every event written by the procedure (server/security-log/actor.ts).
+  const actor: SecurityActor = {
+    kind: 'user',
+    userId: user.id,
+    label: user.email ?? user.id,
+    clientAddress: ctx.clientAddress === SHARED_CLIENT_BUCKET ? null : ctx.clientAddress,
+    userAgent: userAgentOf(ctx.headers),
+  };
+  return withActor(actor, () => next({ ctx: { user } }));
 });
 
 /**

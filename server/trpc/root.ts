@@ -1,5 +1,7 @@
 import { router } from './init';
 import { contractsRouter } from './routers/contracts';
+import { keyActivityRouter } from './routers/key-activity';
+import { securityLogRouter } from './routers/security-log';
 import { apiKeysRouter, calendarFeedsRouter, organizationKeysRouter } from './routers/tokens';
 import { webhooksRouter } from './routers/webhooks';
 
@@ -16,6 +18,8 @@ export const restRouter = router({
 export const internalRouter = router({
   apiKeys: apiKeysRouter,
   calendarFeeds: calendarFeedsRouter,
+  keyActivity: keyActivityRouter,
+  securityLog: securityLogRouter,
   organizationKeys: organizationKeysRouter,
   webhooks: webhooksRouter,
 });

@@ -34,6 +34,8 @@ import { checkAccess } from '@/server/access/keys';
 import { webhookSecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
+import type { SecurityEventKind } from '@/lib/key-activity';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import { AppError, invalidRequest } from '@/server/errors';
 import { exampleContract } from '@/server/rest/openapi-examples';
 import { DestinationError, parseDestination, resolveDestination, type DestinationPolicy, type Resolver } from './destination';
@@ -134,7 +136,7 @@ export async function createEndpoint(db: Database, userId: string, input: Create
     if ((await countEndpoints(tx, userId)) >= MAX_WEBHOOK_ENDPOINTS) {
       throw new AppError('conflict', `You already have ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints, the most allowed. Delete one you no longer use first.`);
     }
-    return insertEndpoint(tx, {
+    const inserted = await insertEndpoint(tx, {
       id,
       userId,
       url: url.href,
@@ -145,12 +147,32 @@ export async function createEndpoint(db: Database, userId: string, input: Create
       ...accessColumns(access),
       createdAt: now,
     });
+    await recordEndpointEvent(tx, 'webhook_endpoint.created', userId, id, url.href, now);
+    return inserted;
   });
   return { secret, endpoint };
 }
 
 export async function deleteEndpoint(db: Database, userId: string, id: string): Promise<void> {
-  if (!(await deleteEndpointRow(db, userId, id))) throw new AppError('not_found', 'No such webhook endpoint.');
+  await db.transaction(async (tx) => {
+    const endpoint = await selectEndpointOf(tx as unknown as Database, userId, id);
+    if (!endpoint || !(await deleteEndpointRow(tx as unknown as Database, userId, id))) throw new AppError('not_found', 'No such webhook endpoint.');
+    await recordEndpointEvent(tx as unknown as Database, 'webhook_endpoint.deleted', userId, id, endpoint.url);
+  });
+}
+
+/** The security log's event about one of the user's endpoints, on the change's transaction. */
+function recordEndpointEvent(tx: Database, kind: SecurityEventKind, userId: string, id: string, url: string, at?: Date, details?: Record<string, string>) {
+  return recordSecurityEvent(tx, { kind, subjectUserId: userId, objectType: 'webhook_endpoint', objectId: id, objectLabel: url, details, at });
+}
+
+/** An update of one of the user's endpoints with its "changed" event, in one transaction. */
+async function changeEndpoint(db: Database, userId: string, id: string, values: Parameters<typeof updateEndpoint>[3], now: Date, change: string) {
+  return db.transaction(async (tx) => {
+    const row = await updateEndpoint(tx as unknown as Database, userId, id, values, now);
+    if (row) await recordEndpointEvent(tx as unknown as Database, 'webhook_endpoint.changed', userId, id, row.url, now, { change });
+    return row;
+  });
 }
 
 /** The access choice as the endpoint's columns. */
@@ -177,13 +199,13 @@ export async function setEndpointAccess(db: Database, userId: string, id: string
 export async function pauseEndpoint(db: Database, userId: string, id: string, now = new Date()): Promise<EndpointRow> {
   const endpoint = await endpointOf(db, userId, id);
   if (endpoint.status === 'disabled') throw new AppError('conflict', 'This endpoint is disabled; resume it instead.');
-  return (await updateEndpoint(db, userId, id, { status: 'paused' }, now))!;
+  return (await changeEndpoint(db, userId, id, { status: 'paused' }, now, 'paused'))!;
 }
 
 /** Resume a paused or disabled endpoint: its run of failures starts afresh. */
 export async function resumeEndpoint(db: Database, userId: string, id: string, now = new Date()): Promise<EndpointRow> {
   await endpointOf(db, userId, id);
-  return (await updateEndpoint(db, userId, id, { status: 'active', disabledReason: null, failingSince: null }, now))!;
+  return (await changeEndpoint(db, userId, id, { status: 'active', disabledReason: null, failingSince: null }, now, 'resumed'))!;
 }
 
 /**
@@ -196,7 +218,7 @@ export async function rotateSecret(db: Database, userId: string, id: string, now
   const endpoint = await db.transaction(async (tx) => {
     const current = await selectEndpointSecrets(tx as unknown as Database, userId, id);
     if (!current) throw new AppError('not_found', 'No such webhook endpoint.');
-    return updateEndpoint(
+    const updated = await updateEndpoint(
       tx as unknown as Database,
       userId,
       id,
@@ -208,6 +230,8 @@ export async function rotateSecret(db: Database, userId: string, id: string, now
       },
       now,
     );
+    if (updated) await recordEndpointEvent(tx as unknown as Database, 'webhook_endpoint.secret_rotated', userId, id, updated.url, now);
+    return updated;
   });
   return { secret, endpoint: endpoint! };
 }

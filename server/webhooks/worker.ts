@@ -18,6 +18,9 @@ import { loadEndpointScope } from '@/server/access/scope';
 import { webhookSecretBox, type SecretBox } from '@/server/access/secret-box';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
 import { config } from '@/server/config';
+import { SYSTEM_ACTOR } from '@/server/security-log/actor';
+import { runActivityRetention } from '@/server/security-log/retention';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import { utcToday } from '@/server/dates';
 import { pruneMailOutbox, sendDueMail } from '@/server/mail/sender';
 import type { MailTransport } from '@/server/mail/transport';
@@ -74,6 +77,7 @@ export const LEASE_MS = 60_000;
 const POLL_INTERVAL_MS = 2_000;
 const UPCOMING_INTERVAL_MS = 5 * 60_000;
 const PRUNE_INTERVAL_MS = 60 * 60_000;
+const RETENTION_INTERVAL_MS = 5 * 60_000;
 const HISTORY_DAYS = 30;
 const FAN_OUT_BATCH = 500;
 
@@ -93,6 +97,7 @@ export class WebhookWorker {
   private readonly log: (msg: string, fields: Record<string, unknown>) => void;
   private lastUpcoming = -Infinity;
   private lastPrune = -Infinity;
+  private lastRetention = -Infinity;
   private running = false;
   private stopped = true;
   private wake: (() => void) | undefined;
@@ -144,6 +149,14 @@ export class WebhookWorker {
       this.lastPrune = now.getTime();
       await pruneWebhookHistory(this.db, new Date(now.getTime() - HISTORY_DAYS * 86_400_000), utcToday(now));
       await pruneMailOutbox(this.db, now);
+    }
+    // The security log, request log and usage counts (server/security-log/retention.ts).
+    if (now.getTime() - this.lastRetention >= RETENTION_INTERVAL_MS) {
+      this.lastRetention = now.getTime();
+      // Its failure must not stop deliveries: warned, and tried again next time.
+      await runActivityRetention(this.db, now).catch((error: unknown) =>
+        this.log('activity retention failed; retried at the next interval', { reason: error instanceof Error ? error.name : 'unknown' }),
+      );
     }
     return result;
   }
@@ -257,7 +270,18 @@ export class WebhookWorker {
     const since = run?.failingSince;
     if (!outcome.ok && since && attemptedAt.getTime() - since.getTime() >= DISABLE_AFTER_FAILING_DAYS * 86_400_000) {
       const reason = `Disabled on ${attemptedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: every delivery since ${since.toISOString().slice(0, 16).replace('T', ' ')} UTC failed (${DISABLE_AFTER_FAILING_DAYS} days). Last error: ${outcome.error ?? 'unknown'}`;
-      await disableEndpoint(this.db, delivery.endpointId, reason, attemptedAt);
+      await disableEndpoint(this.db, delivery.endpointId, reason, attemptedAt, (tx) =>
+        recordSecurityEvent(tx, {
+          kind: 'webhook_endpoint.disabled',
+          subjectUserId: delivery.userId,
+          objectType: 'webhook_endpoint',
+          objectId: delivery.endpointId,
+          objectLabel: delivery.url,
+          details: { failing_since: since.toISOString() },
+          at: attemptedAt,
+          actor: SYSTEM_ACTOR,
+        }),
+      );
     }
   }
 

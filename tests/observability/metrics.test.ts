@@ -139,6 +139,8 @@ describe('the route', () => {
       ['webhook_queue_depth', 'GAUGE'],
       ['webhook_deliveries_total', 'COUNTER'],
       ['contracts_export_rows_total', 'COUNTER'],
+      ['request_log_dropped_total', 'COUNTER'],
+      ['security_log_dropped_total', 'COUNTER'],
     ] as const;
     const operations = readFileSync('docs/operations.md', 'utf8');
     for (const [name, type] of ours) {

@@ -4,6 +4,7 @@ import { openPostgres, type DatabaseHandle } from '@/db/client';
 import { claimDeliveries, fanOutEvents, recordAttempt, selectDeliveryLog } from '@/db/queries/webhooks';
 import { webhookDeliveries } from '@/db/schema';
 import { DEMO_USERS } from '@/db/seed/demo';
+import { securityLogPage } from '@/server/security-log/service';
 import { LEASE_MS } from '@/server/webhooks/worker';
 import { deliveryLog, listEndpoints } from '@/server/webhooks/endpoints';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
@@ -167,6 +168,10 @@ describe('retries', () => {
     const [disabled] = await listEndpoints(world.handle.db, ALICE, clock());
     expect(disabled!.status).toBe('disabled');
     expect(disabled!.disabledReason).toMatch(/failed \(5 days\)\. Last error: HTTP 500/);
+    // The owner's security log says so, written by "system" with the change.
+    const { events } = await securityLogPage(world.handle.db, { userId: ALICE }, { kinds: ['webhook_endpoint.disabled'] });
+    expect(events.filter((e) => e.objectId === endpoint.id)).toMatchObject([{ actor: 'system', object: endpoint.url }]);
+    expect((await securityLogPage(world.handle.db, { userId: DEMO_USERS.bob.id }, { kinds: ['webhook_endpoint.disabled'] })).events).toEqual([]);
     // Nothing more is queued or sent for it.
     const sent = receiver.received.length;
     await writer.query(`UPDATE contracts SET title = title || ' (ignored)' WHERE id = $1`, [alicePersonal()[0]!.id]);

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { RequestSearch } from '@/components/key-activity/request-search';
 import { ApiKeysManager } from '@/components/tokens/api-keys-manager';
 import { toTokenRow } from '@/components/tokens/types';
 import { organizationsOf, tokensPage } from '@/server/access/pages';
@@ -25,6 +26,14 @@ export default async function ApiKeysPage() {
         initialKeys={keys.map(toTokenRow)}
         organizations={organizations.map((o) => ({ id: o.id, name: o.name, role: o.role }))}
       />
+      <div className="card" style={{ marginTop: '1.5rem' }}>
+        <div className="card-body">
+          <RequestSearch />
+          <p className="muted small" style={{ margin: 0 }}>
+            Open a key to see its usage and its last 1,000 requests.
+          </p>
+        </div>
+      </div>
     </section>
   );
 }

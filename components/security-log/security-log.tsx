@@ -1,0 +1,145 @@
+'use client';
+
+import { useId, useState } from 'react';
+import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { SECURITY_EVENT_KINDS, SECURITY_EVENT_LABELS, type SecurityEventKind, type SecurityEventRow } from '@/lib/key-activity';
+
+const time = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' });
+
+export interface SecurityLogFilterState {
+  kind: SecurityEventKind | '';
+  from: string;
+  to: string;
+}
+
+export interface SecurityLogPage {
+  events: SecurityEventRow[];
+  nextCursor: string | null;
+}
+
+/**
+ * A security log: the events newest first, filtered by kind and dates (UTC), older pages
+ * by cursor, and "Download CSV" of the same filter. `load` reads a page (the person's own
+ * log, or an organisation's); `csvHref` is the download's address for a filter, if any.
+ */
+export function SecurityLog({
+  initial,
+  load,
+  csvHref,
+  title = 'Events',
+}: {
+  initial: SecurityLogPage;
+  load: (filter: { kinds?: string[]; from?: string; to?: string; cursor?: string }) => Promise<SecurityLogPage>;
+  csvHref?: (filter: SecurityLogFilterState) => string;
+  title?: string;
+}) {
+  const [events, setEvents] = useState(initial.events);
+  const [cursor, setCursor] = useState(initial.nextCursor);
+  const [filter, setFilter] = useState<SecurityLogFilterState>({ kind: '', from: '', to: '' });
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ids = { kind: useId(), from: useId(), to: useId() };
+
+  const query = (f: SecurityLogFilterState, after?: string) => ({ kinds: f.kind ? [f.kind] : undefined, from: f.from || undefined, to: f.to || undefined, cursor: after });
+  const run = async (f: SecurityLogFilterState, after?: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const page = await load(query(f, after));
+      setEvents((current) => (after ? [...current, ...page.events] : page.events));
+      setCursor(page.nextCursor);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div>
+      <form
+        aria-label="Filter the security log"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run(filter);
+        }}
+        style={{ display: 'flex', flexWrap: 'wrap', gap: '0.75rem', alignItems: 'flex-end' }}
+      >
+        <div className="field">
+          <label htmlFor={ids.kind}>Kind</label>
+          <select id={ids.kind} value={filter.kind} onChange={(e) => setFilter({ ...filter, kind: e.target.value as SecurityEventKind | '' })}>
+            <option value="">All kinds</option>
+            {SECURITY_EVENT_KINDS.map((kind) => (
+              <option key={kind} value={kind}>
+                {SECURITY_EVENT_LABELS[kind]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={ids.from}>From (UTC)</label>
+          <input id={ids.from} type="date" value={filter.from} onChange={(e) => setFilter({ ...filter, from: e.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.to}>To (UTC)</label>
+          <input id={ids.to} type="date" value={filter.to} onChange={(e) => setFilter({ ...filter, to: e.target.value })} />
+        </div>
+        <div className="field">
+          <button type="submit" className="btn" disabled={busy}>
+            Apply
+          </button>
+        </div>
+        {csvHref ? (
+          <div className="field">
+            <a className="btn" href={csvHref(filter)} download>
+              Download CSV
+            </a>
+          </div>
+        ) : null}
+      </form>
+      <ErrorAlert message={error} />
+      {events.length === 0 ? (
+        <p className="muted">No events{filter.kind || filter.from || filter.to ? ' match this filter' : ' yet'}.</p>
+      ) : (
+        <div style={{ overflowX: 'auto' }}>
+          <table className="data cards-on-phone" aria-label={`${title}, newest first`} aria-busy={busy}>
+            <thead>
+              <tr>
+                <th scope="col">Time (UTC)</th>
+                <th scope="col">Event</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Object</th>
+                <th scope="col">Address</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((event) => (
+                <tr key={event.id} data-testid="security-event">
+                  <td data-label="Time">{time.format(new Date(event.at))}</td>
+                  <td data-label="Event" data-kind={event.kind}>
+                    {SECURITY_EVENT_LABELS[event.kind] ?? event.kind}
+                    {event.details?.change ? <span className="muted small"> ({String(event.details.change)})</span> : null}
+                  </td>
+                  <td data-label="Actor" style={{ wordBreak: 'break-all' }}>
+                    {event.actor}
+                  </td>
+                  <td data-label="Object" style={{ wordBreak: 'break-all' }}>
+                    {event.object ?? event.objectType}
+                  </td>
+                  <td data-label="Address" title={event.userAgent ?? undefined}>
+                    {event.clientAddress ?? <span className="muted">unknown</span>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {cursor ? (
+        <button type="button" className="btn" disabled={busy} onClick={() => void run(filter, cursor)} style={{ marginTop: '0.75rem' }}>
+          Show older events
+        </button>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import { DEMO_ORGS, DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { clearVerifiedTokenCache } from '@/server/access/tokens';
+import { setProcessDatabase } from '@/server/database';
+import { toAppError } from '@/server/errors';
+import { observed } from '@/server/observability/request';
+import { handleApiRequest } from '@/server/rest/router';
+import { flushSecurityEvents } from '@/server/security-log/record';
+import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
+import { internalRouter } from '@/server/trpc/root';
+import { apiRequest, PROXY_CLIENT_ADDRESS } from '../helpers/api';
+import { configureForFile } from '../helpers/config';
+import { createTestDatabase, describeDriver } from '../helpers/db';
+
+/**
+ * Organisation keys in the activity views: the organisation's owners and admins see its
+ * keys' usage and requests and its security log (created, edited, rolled, revoked, access
+ * removed, policy changed, refused addresses); a plain member and an outsider see nothing.
+ */
+
+configureForFile({ ...PROXY_CLIENT_ADDRESS });
+
+let handle: DatabaseHandle;
+const createCaller = createCallerFactory(internalRouter);
+const as = (user: { id: string; email: string }) =>
+  createCaller(createInnerContext({ db: handle.db, sessionUser: { ...user, name: null }, clientAddress: '203.0.113.9', headers: new Headers({ 'user-agent': 'Chrome/150' }) }));
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: unknown) => toAppError(error, 'test', false).status,
+  );
+const served = observed('/api/v1/[[...path]]', handleApiRequest);
+const ACME = DEMO_ORGS.acme.id;
+const { alice: ALICE, bob: BOB, carol: CAROL } = DEMO_USERS;
+
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  await seedDemo(handle.db);
+  setProcessDatabase(handle);
+  clearVerifiedTokenCache();
+});
+afterAll(async () => handle?.close());
+
+describe(`an organisation's activity (${describeDriver()})`, () => {
+  it('shows its keys’ events to its owners and admins, the member’s own to the member, nothing to others', async () => {
+    const alice = as(ALICE);
+    const orgKey = await alice.apiKeys.create({ name: 'Acme ETL', expiresInDays: 30, owner: { kind: 'organization', organizationId: ACME }, allowedAddresses: ['192.0.2.0/24'] });
+    await alice.apiKeys.editRestrictions({ id: orgKey.token.id, permissions: ['contracts:read'] });
+    await alice.apiKeys.roll({ id: orgKey.token.id, graceHours: 1 });
+    const bobsKey = await as(BOB).apiKeys.create({ name: 'bob personal', expiresInDays: 30 });
+    await alice.organizationKeys.removeAccess({ organizationId: ACME, id: bobsKey.token.id });
+    await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: false });
+
+    // Refused from another address, twice: one event (once per key and address per hour).
+    for (let i = 0; i < 2; i++) {
+      const res = await served(apiRequest('GET', '/contracts?limit=1', { key: orgKey.secret, clientAddress: '198.51.100.77' }));
+      expect(res.status).toBe(403);
+    }
+    await flushSecurityEvents();
+    await alice.apiKeys.revoke({ id: orgKey.token.id });
+
+    const log = (await alice.securityLog.organization({ organizationId: ACME })).events;
+    const kinds = log.map((e) => e.kind);
+    expect(kinds).toEqual([
+      'api_key.revoked',
+      'api_key.address_refused',
+      'organization.policy_changed',
+      'api_key.access_removed',
+      'api_key.rolled',
+      'api_key.edited',
+      'api_key.created',
+    ]);
+    expect(log.find((e) => e.kind === 'api_key.address_refused')).toMatchObject({ clientAddress: '198.51.100.77', object: 'Acme ETL', actor: 'API key Acme ETL' });
+    expect(log.find((e) => e.kind === 'api_key.rolled')).toMatchObject({ actor: ALICE.email, clientAddress: '203.0.113.9', userAgent: 'Chrome/150' });
+    expect(log.find((e) => e.kind === 'organization.policy_changed')?.details).toEqual({ member_keys_allowed: false });
+
+    // Bob (a member of Acme, not an admin) cannot read it; his own log shows his key's access removed.
+    expect(await statusOf(as(BOB).securityLog.organization({ organizationId: ACME }))).toBe(403);
+    expect((await as(BOB).securityLog.own({ kinds: ['api_key.access_removed'] })).events).toMatchObject([{ objectId: bobsKey.token.id, actor: ALICE.email }]);
+    expect(await statusOf(as(CAROL).securityLog.organization({ organizationId: ACME }))).toBe(403);
+    expect(await statusOf(as(CAROL).securityLog.organization({ organizationId: 'not-a-uuid' }))).toBe(400);
+    expect((await as(CAROL).securityLog.own({})).events.filter((e) => e.objectId === orgKey.token.id)).toEqual([]);
+  });
+
+  it('shows an organisation key’s usage and requests to its admins only', async () => {
+    const orgKey = await as(ALICE).apiKeys.create({ name: 'Acme reader', expiresInDays: 30, owner: { kind: 'organization', organizationId: ACME } });
+    const res = await served(apiRequest('GET', '/contracts/00000000-0000-4000-8000-000000000000', { key: orgKey.secret }));
+    expect(res.status).toBe(404);
+    const requestId = res.headers.get('x-request-id')!;
+    expect((await as(ALICE).keyActivity.usage({ keyId: orgKey.token.id })).hours.at(-1)!.read['4xx']).toBe(1);
+    expect(await as(ALICE).keyActivity.findRequest({ requestId })).toMatchObject({ status: 404, keyName: 'Acme reader' });
+    expect(await statusOf(as(BOB).keyActivity.usage({ keyId: orgKey.token.id }))).toBe(404);
+    expect(await statusOf(as(BOB).keyActivity.findRequest({ requestId }))).toBe(404);
+    expect(await statusOf(as(CAROL).keyActivity.requests({ keyId: orgKey.token.id }))).toBe(404);
+  });
+});
