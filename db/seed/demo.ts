@@ -244,7 +244,8 @@ export async function seedDemo(db: Database): Promise<{ inserted: number }> {
     const passwordHash = await bcrypt.hash(DEMO_PASSWORD, PASSWORD_HASH_COST);
     const rows = await db
       .insert(users)
-      .values(missing.map((u) => ({ ...u, passwordHash, createdAt: new Date(REFERENCE - 90 * 86_400_000) })))
+      // Verified when created (migration 0011's default would be the seed's own time: a reseed must give the same rows).
+      .values(missing.map((u) => ({ ...u, passwordHash, createdAt: new Date(REFERENCE - 90 * 86_400_000), emailVerifiedAt: new Date(REFERENCE - 90 * 86_400_000) })))
       .onConflictDoNothing()
       .returning({ id: users.id });
     inserted += rows.length;
