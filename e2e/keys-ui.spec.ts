@@ -22,8 +22,8 @@ const BOB = DEMO_USERS.bob;
 const ACME = DEMO_ORGS.acme;
 const GLOBEX = DEMO_ORGS.globex;
 const KEY_PATTERN = /^cdapi_[0-9A-Za-z]{38}$/;
-// The own server's port: next to the suite's (E2E_PORT + 100 by default).
-const OWN_PORT = Number(process.env.E2E_OWN_PORT ?? Number(process.env.E2E_PORT ?? 3210) + 100);
+// The own server's port: next to the suite's (E2E_PORT + 110 by default; dev-outbox.spec.ts has + 100).
+const OWN_PORT = Number(process.env.E2E_OWN_PORT ?? Number(process.env.E2E_PORT ?? 3210) + 110);
 const CLIENT_ADDRESS_HEADER = 'x-e2e-client-address';
 
 const run = `${Date.now().toString(36)}`;
