@@ -3,6 +3,7 @@ import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
 import { API, readResponse, type ErrorBody } from './support/api';
 import { snapshot } from './support/artifacts';
 import { fillSignInForm, signInOverHttp } from './support/session';
+import { signUpVerified } from './support/sign-up';
 
 /**
  * Settings -> API Keys in Debian's Chromium (issue 3): sign in, create a key, see it once,
@@ -67,11 +68,12 @@ test('a wrong email or a wrong password gets the same generic error', async ({ p
 });
 
 test('a new account starts with an empty state that invites creating the first key', async ({ page }, testInfo) => {
-  await page.goto('/sign-up?callbackUrl=%2Fsettings%2Fapi-keys');
-  await page.getByLabel('Name').fill('E2E Newcomer');
-  await page.getByLabel('Email').fill(`e2e-newcomer-${Date.now()}@example.com`);
-  await page.getByLabel('Password').fill('a-long-enough-password');
-  await page.getByRole('button', { name: 'Create account' }).click();
+  await signUpVerified(page, {
+    name: 'E2E Newcomer',
+    email: `e2e-newcomer-${Date.now()}@example.com`,
+    password: 'a-long-enough-password',
+    callbackUrl: '/settings/api-keys',
+  });
   await expect(page).toHaveURL(/\/settings\/api-keys$/);
   await expect(page.getByRole('heading', { name: 'No API keys yet' })).toBeVisible();
   await expect(page.getByTestId('api-key-row')).toHaveCount(0);

@@ -6,7 +6,7 @@ import { decode, encode } from 'next-auth/jwt';
 import { DEMO_PASSWORD as PASSWORD_OF_DEMO, DEMO_USERS } from '@/db/seed/demo';
 import { OPEN_REDIRECT_PAYLOADS } from '../tests/helpers/open-redirect-payloads';
 import { startOwnServer, type OwnServer } from './support/own-server';
-import { waitForMail } from './support/mailbox';
+import { signUpVerified } from './support/sign-up';
 import { fillSignInForm, signInOverHttp } from './support/session';
 
 /**
@@ -19,22 +19,10 @@ import { fillSignInForm, signInOverHttp } from './support/session';
 const PASSWORD = 'correct horse battery staple';
 const BASE = () => test.info().project.use.baseURL!;
 
-/** A new account, verified through the e-mailed link (e2e/support/mailbox.ts), then signed in: the page ends on `callbackUrl`. */
+/** A new account, verified and signed in (e2e/support/sign-up.ts): the page ends on `callbackUrl`. */
 async function signUp(page: Page, callbackUrl = '/settings/api-keys'): Promise<string> {
   const email = `web-${randomBytes(6).toString('hex')}@example.com`;
-  await page.goto(`/sign-up?callbackUrl=${encodeURIComponent(callbackUrl)}`);
-  await page.getByLabel('Name').fill('Web Security');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await expect(page.getByRole('status')).toContainText('Check your e-mail to finish');
-  const link = (await waitForMail(email, /^Verify your e-mail address/)).links[0]!;
-  await page.goto(link);
-  await page.getByRole('button', { name: 'Verify my e-mail address' }).click();
-  await expect(page.getByRole('status')).toContainText('is verified');
-  await page.goto(`/sign-in?callbackUrl=${encodeURIComponent(callbackUrl)}`);
-  await fillSignInForm(page, email, PASSWORD);
-  await page.waitForURL((url) => !url.pathname.startsWith('/sign-in'));
+  await signUpVerified(page, { name: 'Web Security', email, password: PASSWORD, callbackUrl });
   return email;
 }
 
