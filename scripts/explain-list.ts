@@ -28,8 +28,44 @@ import { runScript, UsageError } from './run-script';
 //        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5] [--pairs]
 // --pairs adds every pair of two filters (scripts/bench/list-shapes.ts) to the summary;
 // --match TEXT keeps only the shapes whose query contains TEXT (and leaves out the deep pages).
+// --access personal,ORG_ID,...|first-org explains the caller's scope as a key restricted to
+// that access sees it (issue 23), built by restrictedScope() below; --also QUERY adds the
+// same filters to every shape (e.g. --also 'organization_id={org}', the unrestricted
+// caller's filter to the organisation a restricted key would be limited to).
 const USAGE =
-  "npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5] [--pairs] [--match updated_since]";
+  "npm run db:explain -- [--caller heavy|typical] [--access all|first-org|personal,ORG_ID,...] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD] | --summary [--runs 5] [--pairs] [--match updated_since] [--also 'organization_id={org}']";
+
+/**
+ * The scope of a key restricted to `access` (a comma list of `personal`, organisation ids,
+ * and `first-org` for the caller's first organisation), from the caller's own scope: the
+ * same narrowing as db/queries/token-scope.ts for a key with access_all false (the
+ * memberships that are in the chosen set; personal contracts only if chosen), for an
+ * organisation whose policy lets members' keys read and no "remove access". Built here
+ * rather than by inserting a key, so that the script needs no write and no newer schema
+ * than the contracts' (a scale database seeded before restricted keys explains too).
+ * An organisation the caller is not in is refused, as the key's creation refuses it.
+ */
+function restrictedScope(scope: CallerScope, access: string): CallerScope {
+  if (access === 'all') return scope;
+  const items = access.split(',').map((item) => item.trim()).filter(Boolean);
+  if (items.length === 0) throw new UsageError(`--access must be all, or a list of personal, first-org and organisation ids\n${USAGE}`);
+  const chosen = new Set<string>();
+  for (const item of items) {
+    if (item === 'personal') continue;
+    const id = item === 'first-org' ? scope.organizationIds[0] : item;
+    if (id === undefined || !scope.organizationIds.includes(id)) {
+      throw new UsageError(`--access ${item}: the caller is not a member of ${item === 'first-org' ? 'any organisation' : 'this organisation'}\n${USAGE}`);
+    }
+    chosen.add(id);
+  }
+  return { userId: scope.userId, personal: items.includes('personal'), organizationIds: scope.organizationIds.filter((id) => chosen.has(id)) };
+}
+
+/** How a scope reads in the header line of the output. */
+function describeAccess(access: string, scope: CallerScope): string {
+  if (access === 'all') return `unrestricted (personal + ${scope.organizationIds.length} organisations)`;
+  return `restricted to ${[...(scope.personal === false ? [] : ['personal']), ...scope.organizationIds].join(', ') || 'nothing'}`;
+}
 
 interface Plan {
   'QUERY PLAN': unknown;
@@ -66,13 +102,25 @@ function parseQuery(query: string) {
   return parsed.data;
 }
 
-async function summary(handle: DatabaseHandle, scope: CallerScope, today: string | undefined, runs: number, pairs: boolean, match: string | undefined) {
-  const wanted = (queries: string[]) => (match === undefined ? queries : queries.filter((q) => q.includes(match)));
-  const texts = new StatementTexts(handle.db);
+async function summary(
+  handle: DatabaseHandle,
+  scope: CallerScope,
+  today: string | undefined,
+  runs: number,
+  pairs: boolean,
+  match: string | undefined,
+  also: string,
+) {
   const org = scope.organizationIds[0] ?? '';
+  // A scope without organisations (--access personal) has no organisation to filter to.
+  const wanted = (queries: string[]) =>
+    queries.filter((q) => (match === undefined || q.includes(match)) && (org !== '' || !q.includes('{org}')));
+  const texts = new StatementTexts(handle.db);
   const fmt = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(2) : 'timeout');
+  // Every shape with --also's filters added (a parameter both name: --also's value wins).
+  const parseShape = (query: string) => parseQuery([query, also].filter(Boolean).join('&').replaceAll('{org}', org));
   const row = async (query: string) => {
-    const input = parseQuery(query.replace('{org}', org));
+    const input = parseShape(query);
     const filters = toContractFilters(input, today);
     const page = await timed(handle, texts, contractPageStatement(scope, filters, { limit: input.limit + 1, offset: input.offset, sort: toSort(input.sort) }) as Statement<unknown>, runs);
     const count = await timed(handle, texts, contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }) as Statement<unknown>, runs);
@@ -109,7 +157,7 @@ async function summary(handle: DatabaseHandle, scope: CallerScope, today: string
   );
   if (newest[0]) console.log(`| get-one | ${fmt(await timed(handle, texts, contractStatement(scope, newest[0].id) as Statement<unknown>, runs))} |`);
   for (const sort of ['', 'sort=expiration_date']) {
-    const input = parseQuery(sort);
+    const input = parseShape(sort);
     const exportPage = contractPageStatement(scope, toContractFilters(input, today), { limit: 1000, sort: toSort(input.sort) }, detailColumns);
     console.log(`| export first page (1,000 rows${sort ? `, ${sort}` : ''}) | ${fmt(await timed(handle, texts, exportPage as Statement<unknown>, runs))} |`);
   }
@@ -117,7 +165,7 @@ async function summary(handle: DatabaseHandle, scope: CallerScope, today: string
   // cursor (the cursor is the row just before it, as the previous page would have named).
   console.log('\n| Deep page (limit 50) | page ms |\n| --- | --- |');
   for (const sort of ['', 'sort=title', 'sort=-contract_value']) {
-    const input = parseQuery(sort);
+    const input = parseShape(sort);
     const filters = toContractFilters(input, today);
     const depth = Math.min(499_950, 10_000 * 50);
     let at = depth;
@@ -153,6 +201,8 @@ runScript(async () => {
       runs: { type: 'string', default: '5' },
       pairs: { type: 'boolean', default: false },
       match: { type: 'string' },
+      access: { type: 'string', default: 'all' },
+      also: { type: 'string', default: '' },
     },
   });
   const email = SCALE_CALLERS[values.caller as keyof typeof SCALE_CALLERS];
@@ -164,16 +214,17 @@ runScript(async () => {
   const { db } = handle;
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email));
   if (!user) throw new UsageError(`${email} not found: run npm run db:seed -- --contracts 100000 first`);
-  const { scope } = await loadScope(db, user.id);
+  const scope = restrictedScope((await loadScope(db, user.id)).scope, values.access);
+  const who = `caller ${email}, ${describeAccess(values.access, scope)}`;
   const [{ n: rows } = { n: 0 }] = await handle.query<{ n: number }>('select count(*)::int as n from contracts');
   if (values.summary) {
-    console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; median of ${runs} runs (ms of Postgres execution)\n`);
-    await summary(handle, scope, values.today, runs, values.pairs, values.match);
+    console.log(`${rows} contracts in the table; ${who}${values.also ? `; every shape with ${values.also}` : ''}; median of ${runs} runs (ms of Postgres execution)\n`);
+    await summary(handle, scope, values.today, runs, values.pairs, values.match, values.also);
     await handle.close();
     return;
   }
   const filters = toContractFilters(input, values.today);
-  console.log(`${rows} contracts in the table; caller ${email} is in ${scope.organizationIds.length} organisations; query: ${values.query || '(none)'}\n`);
+  console.log(`${rows} contracts in the table; ${who}; query: ${values.query || '(none)'}\n`);
 
   const texts = new StatementTexts(db);
   const statements = {
