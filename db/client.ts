@@ -155,18 +155,36 @@ type PostgresFactory = typeof import('postgres');
  * globalThis here.
  */
 function watchedStatements<S extends Sql | TransactionSql>(client: S, dbOf: () => Database | undefined): S {
+  // The client's own methods, taken once: the wrappers call these, never what the property
+  // holds at call time (a test's spy set on the proxy lands on the client and calls the
+  // wrapper back: reading the property again would recurse).
+  const base = {
+    unsafe: client.unsafe as (text: string, ...rest: unknown[]) => PromiseLike<unknown>,
+    begin: (client as Sql).begin as (...args: unknown[]) => unknown,
+    savepoint: (client as TransactionSql).savepoint as ((...args: unknown[]) => unknown) | undefined,
+  };
   const unsafe = ((text: string, ...rest: unknown[]) => {
-    const query = (client.unsafe as (text: string, ...rest: unknown[]) => PromiseLike<unknown>)(text, ...rest);
+    const query = base.unsafe.call(client, text, ...rest);
     const done = statementStarted(dbOf(), text);
     return done ? watched(query, done) : query;
   }) as Sql['unsafe'];
   type Scope = (tx: TransactionSql) => unknown;
   const scoped = (args: unknown[]) => args.map((arg) => (typeof arg === 'function' ? (tx: TransactionSql) => (arg as Scope)(watchedStatements(tx, dbOf)) : arg));
-  const begin = (...args: unknown[]) => (client as Sql).begin(...(scoped(args) as Parameters<Sql['begin']>));
-  const savepoint = (...args: unknown[]) => (client as TransactionSql).savepoint(...(scoped(args) as Parameters<TransactionSql['savepoint']>));
+  const begin = (...args: unknown[]) => base.begin.call(client, ...scoped(args));
+  const savepoint = (...args: unknown[]) => base.savepoint!.call(client, ...scoped(args));
+  const wrappers: Record<string | symbol, { original: unknown; wrapper: unknown }> = {
+    unsafe: { original: base.unsafe, wrapper: unsafe },
+    begin: { original: base.begin, wrapper: begin },
+    savepoint: { original: base.savepoint, wrapper: savepoint },
+  };
   return new Proxy(client, {
-    get: (target, property, receiver) =>
-      property === 'unsafe' ? unsafe : property === 'begin' ? begin : property === 'savepoint' ? savepoint : Reflect.get(target, property, receiver),
+    // The wrapper while the property still holds the client's own method; whatever was
+    // put there since (a spy that ends up calling the wrapper) as it is.
+    get: (target, property, receiver) => {
+      const value = Reflect.get(target, property, receiver);
+      const wrapped = wrappers[property];
+      return wrapped && value !== undefined && value === wrapped.original ? wrapped.wrapper : value;
+    },
   });
 }
 
