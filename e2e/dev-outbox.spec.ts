@@ -8,7 +8,8 @@ import { DEMO_USERS } from '@/db/seed/demo';
 
 /**
  * `npm run dev` with nothing configured (no SMTP_URL, no DATABASE_URL): "Forgot password?"
- * for a demo user puts the message in `.data/mail/` as an .eml file, and the server's log
+ * for a demo user, then a sign-up, put their messages in `.data/mail/` as .eml files (the
+ * reset link opens its page, the verification link verifies), and the server's log
  * names the recipient, the subject and the link (issue 24: the flows work after
  * `npm ci && npm run dev`). Slow (next dev compiles the pages it serves): one test.
  * Its own embedded database (PGLITE_DIR), never the developer's .data/pglite.
@@ -56,6 +57,35 @@ test('npm run dev with nothing configured: the message is logged and written to 
     await page.goto(link!);
     await expect(page.getByRole('heading', { name: 'Set a new password' })).toBeVisible();
     rmSync(path.join(MAIL_DIR, file!));
+
+    // Sign-up: the verification link arrives in the same outbox and verifies the address.
+    const newcomer = `dev-outbox-${Date.now()}@example.com`;
+    const seen = new Set(readdirSync(MAIL_DIR));
+    // next dev compiles a page on its first request: warm both pages first, then wait for hydration.
+    const hydrated = (name: string) =>
+      expect.poll(() => page.getByRole('button', { name }).evaluate((el) => Object.keys(el).some((k) => k.startsWith('__reactProps'))), { timeout: 60_000 }).toBe(true);
+    for (const warm of ['/sign-up', '/verify-email']) {
+      await expect.poll(async () => (await fetch(`http://localhost:${PORT}${warm}`).catch(() => undefined))?.status, { timeout: 180_000, intervals: [1000] }).toBe(200);
+    }
+    await page.goto(`http://localhost:${PORT}/sign-up`, { timeout: 120_000 });
+    await hydrated('Create account');
+    await page.getByLabel('Name').fill('Dev Newcomer');
+    await page.getByLabel('Email').fill(newcomer);
+    await page.getByLabel('Password').fill('a-long-enough-password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await expect(page.getByRole('status')).toContainText('Check your e-mail to finish', { timeout: 60_000 });
+    let welcome: string | undefined;
+    await expect
+      .poll(() => (welcome = readdirSync(MAIL_DIR).find((f) => f.endsWith('.eml') && !seen.has(f) && readFileSync(path.join(MAIL_DIR, f), 'utf8').includes(newcomer))), { timeout: 30_000 })
+      .toBeDefined();
+    const welcomeText = (await simpleParser(readFileSync(path.join(MAIL_DIR, welcome!), 'utf8'))).text ?? '';
+    const verify = new RegExp(`http://localhost:${PORT}/verify-email#cdver_[0-9A-Za-z]{38}`).exec(welcomeText)?.[0];
+    expect(verify).toBeDefined();
+    await page.goto(verify!, { timeout: 120_000 });
+    await hydrated('Verify my e-mail address');
+    await page.getByRole('button', { name: 'Verify my e-mail address' }).click();
+    await expect(page.getByRole('status')).toContainText('is verified', { timeout: 60_000 });
+    rmSync(path.join(MAIL_DIR, welcome!));
   } finally {
     if (dev.pid) process.kill(-dev.pid, 'SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 2_000));
