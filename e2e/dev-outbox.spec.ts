@@ -18,10 +18,12 @@ import { DEMO_USERS } from '@/db/seed/demo';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = Number(process.env.E2E_DEV_PORT ?? Number(process.env.E2E_PORT ?? 3210) + 100);
 const MAIL_DIR = path.join(ROOT, '.data', 'mail');
+// The outbox's files; none before the first message creates the folder (a fresh clone).
+const mailFiles = (): string[] => (existsSync(MAIL_DIR) ? readdirSync(MAIL_DIR) : []);
 
 test('npm run dev with nothing configured: the message is logged and written to .data/mail/', async ({ page }) => {
   test.setTimeout(300_000);
-  const before = new Set(existsSync(MAIL_DIR) ? readdirSync(MAIL_DIR) : []);
+  const before = new Set(mailFiles());
   const pglite = mkdtempSync(path.join(os.tmpdir(), 'cda-dev-outbox-'));
   const env: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(process.env)) {
@@ -41,7 +43,7 @@ test('npm run dev with nothing configured: the message is logged and written to 
     await expect(page.getByRole('status')).toContainText('Check your e-mail', { timeout: 60_000 });
 
     let file: string | undefined;
-    await expect.poll(() => (file = readdirSync(MAIL_DIR).find((f) => f.endsWith('.eml') && !before.has(f))), { timeout: 30_000 }).toBeDefined();
+    await expect.poll(() => (file = mailFiles().find((f) => f.endsWith('.eml') && !before.has(f))), { timeout: 30_000 }).toBeDefined();
     const eml = readFileSync(path.join(MAIL_DIR, file!), 'utf8');
     expect(eml).toMatch(new RegExp(`^To: ${DEMO_USERS.alice.email.replace('.', '\\.')}$`, 'm'));
     expect(eml).toMatch(/^Subject: Reset your Contract Data API password$/m);
@@ -60,7 +62,7 @@ test('npm run dev with nothing configured: the message is logged and written to 
 
     // Sign-up: the verification link arrives in the same outbox and verifies the address.
     const newcomer = `dev-outbox-${Date.now()}@example.com`;
-    const seen = new Set(readdirSync(MAIL_DIR));
+    const seen = new Set(mailFiles());
     // next dev compiles a page on its first request: warm both pages first, then wait for hydration.
     const hydrated = (name: string) =>
       expect.poll(() => page.getByRole('button', { name }).evaluate((el) => Object.keys(el).some((k) => k.startsWith('__reactProps'))), { timeout: 60_000 }).toBe(true);
@@ -76,7 +78,7 @@ test('npm run dev with nothing configured: the message is logged and written to 
     await expect(page.getByRole('status')).toContainText('Check your e-mail to finish', { timeout: 60_000 });
     let welcome: string | undefined;
     await expect
-      .poll(() => (welcome = readdirSync(MAIL_DIR).find((f) => f.endsWith('.eml') && !seen.has(f) && readFileSync(path.join(MAIL_DIR, f), 'utf8').includes(newcomer))), { timeout: 30_000 })
+      .poll(() => (welcome = mailFiles().find((f) => f.endsWith('.eml') && !seen.has(f) && readFileSync(path.join(MAIL_DIR, f), 'utf8').includes(newcomer))), { timeout: 30_000 })
       .toBeDefined();
     const welcomeText = (await simpleParser(readFileSync(path.join(MAIL_DIR, welcome!), 'utf8'))).text ?? '';
     const verify = new RegExp(`http://localhost:${PORT}/verify-email#cdver_[0-9A-Za-z]{38}`).exec(welcomeText)?.[0];
