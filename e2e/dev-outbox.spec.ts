@@ -51,9 +51,10 @@ test('npm run dev with nothing configured: the message is logged and written to 
     const text = (await simpleParser(eml)).text ?? '';
     const link = new RegExp(`http://localhost:${PORT}/reset-password#cdpwr_[0-9A-Za-z]{38}`).exec(text)?.[0];
     expect(link).toBeDefined();
-    // The log line: to, subject, the link.
-    const line = log.split('\n').find((l) => l.includes('development outbox'));
-    expect(line).toBeDefined();
+    // The log line: to, subject, the link. Written after the file, and lines wait up to
+    // 100 ms in the logger's buffer: polled, and only a whole line counts.
+    let line: string | undefined;
+    await expect.poll(() => (line = log.split('\n').find((l) => l.includes('development outbox') && l.trimEnd().endsWith('}'))), { timeout: 10_000 }).toBeDefined();
     expect(JSON.parse(line!)).toMatchObject({ to: DEMO_USERS.alice.email, subject: 'Reset your Contract Data API password', link });
     // The link works.
     await page.goto(link!);
