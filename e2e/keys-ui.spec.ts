@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import ICAL from 'ical.js';
 import { expect, test, type APIRequestContext, type Browser, type Locator, type Page } from '@playwright/test';
 import { DEMO_ORGS, DEMO_USERS, demoContractId } from '@/db/seed/demo';
@@ -282,6 +283,22 @@ test("remove access: a member's key stops reading the organisation, and the memb
   await expect(keyRow(bob.page, name).getByTestId('key-removed-from')).toContainText(`Acme Corp removed its access (${ALICE.email})`);
   await snapshot(bob.page, testInfo, 'member-sees-why');
   await bob.close();
+
+  await test.step("the organisation's security log has the removal, and downloads as CSV", async () => {
+    await page.reload();
+    const log = page.getByRole('region', { name: 'Security log' });
+    const removal = log.getByTestId('security-event').filter({ hasText: name });
+    await expect(removal.first()).toContainText("An admin removed a key's access");
+    await expect(removal.first()).toContainText(ALICE.email);
+    const download = page.waitForEvent('download');
+    await log.getByRole('link', { name: 'Download CSV' }).click();
+    const file = await download;
+    expect(file.suggestedFilename()).toMatch(/^security-log-\d{4}-\d{2}-\d{2}\.csv$/);
+    const csv = readFileSync((await file.path())!, 'utf8');
+    expect(csv).toContain('api_key.access_removed');
+    expect(csv).toContain(name);
+    await snapshot(page, testInfo, 'organization-security-log');
+  });
 });
 
 test('calendar feeds: the access choice at creation, shown in the list, and changed', async ({ page }) => {

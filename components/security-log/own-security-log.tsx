@@ -1,18 +1,10 @@
 'use client';
 
 import { trpc } from '../trpc-client';
-import { SecurityLog, type SecurityLogFilterState, type SecurityLogPage } from './security-log';
+import { csvHrefOf, SecurityLog, type SecurityLogPage } from './security-log';
 
 const load = (filter: { kinds?: string[]; from?: string; to?: string; cursor?: string }) => trpc.securityLog.own.query(filter);
-
-function csvHref(filter: SecurityLogFilterState): string {
-  const params = new URLSearchParams();
-  if (filter.kind) params.append('kind', filter.kind);
-  if (filter.from) params.set('from', filter.from);
-  if (filter.to) params.set('to', filter.to);
-  const query = params.toString();
-  return `/settings/security-log/export${query ? `?${query}` : ''}`;
-}
+const csvHref = csvHrefOf('/settings/security-log/export');
 
 /** Settings → Security log: the signed-in person's own events. */
 export function OwnSecurityLog({ initial }: { initial: SecurityLogPage }) {

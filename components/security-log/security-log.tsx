@@ -12,6 +12,18 @@ export interface SecurityLogFilterState {
   to: string;
 }
 
+/** The "Download CSV" address of a log's export route for a filter (the page's filter as its query). */
+export function csvHrefOf(exportPath: string): (filter: SecurityLogFilterState) => string {
+  return (filter) => {
+    const params = new URLSearchParams();
+    if (filter.kind) params.append('kind', filter.kind);
+    if (filter.from) params.set('from', filter.from);
+    if (filter.to) params.set('to', filter.to);
+    const query = params.toString();
+    return `${exportPath}${query ? `?${query}` : ''}`;
+  };
+}
+
 export interface SecurityLogPage {
   events: SecurityEventRow[];
   nextCursor: string | null;

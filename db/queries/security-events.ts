@@ -28,10 +28,45 @@ export interface SecurityLogFilter {
 }
 
 /** A page of a log, newest first, after the cursor. */
-export function selectSecurityEvents(db: Database, owner: SecurityLogOwner, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {
-  const conditions: (SQL | undefined)[] = [
-    'userId' in owner ? eq(securityEvents.subjectUserId, owner.userId) : eq(securityEvents.organizationId, owner.organizationId),
-  ];
+export async function selectSecurityEvents(db: Database, owner: SecurityLogOwner, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {
+  if ('userId' in owner) return selectEventsWhere(db, eq(securityEvents.subjectUserId, owner.userId), filter, limit);
+  // An organisation's log: its own events (its keys, its policy, access it removed), and
+  // those of its members' keys, calendar feeds and webhook endpoints that read its
+  // contracts. Two index scans, each at most a page, merged (one OR would read every
+  // event of the organisation before sorting them).
+  const [own, members] = await Promise.all([
+    selectEventsWhere(db, eq(securityEvents.organizationId, owner.organizationId), filter, limit),
+    selectEventsWhere(
+      db,
+      and(sql`${securityEvents.organizationId} IS DISTINCT FROM ${owner.organizationId}::uuid`, membersObjectsReading(owner.organizationId)),
+      filter,
+      limit,
+    ),
+  ]);
+  return [...own, ...members].sort((a, b) => b.at.getTime() - a.at.getTime() || b.id - a.id).slice(0, limit);
+}
+
+/**
+ * The members' keys, feeds and endpoints that read an organisation's contracts as its
+ * keys page lists them (the policy on, access to everything or to this organisation, not
+ * removed by it), revoked or expired ones included: they read it until then.
+ */
+function membersObjectsReading(organizationId: string): SQL {
+  const org = sql`${organizationId}::uuid`;
+  const members = sql`SELECT user_id FROM memberships WHERE organization_id = ${org}`;
+  const thisOrganization = sql`jsonb_build_array(${organizationId}::text)`;
+  return sql`(SELECT member_keys_allowed FROM organizations WHERE id = ${org}) AND (
+    (${securityEvents.objectType} IN ('api_key', 'calendar_feed') AND ${securityEvents.objectId} IN (
+      SELECT t.id::text FROM access_tokens t
+      WHERE t.organization_id IS NULL AND t.user_id IN (${members}) AND (t.access_all OR t.access_organization_ids @> ${thisOrganization})
+        AND NOT EXISTS (SELECT 1 FROM token_organization_removals r WHERE r.token_id = t.id AND r.organization_id = ${org})))
+    OR (${securityEvents.objectType} = 'webhook_endpoint' AND ${securityEvents.objectId} IN (
+      SELECT e.id::text FROM webhook_endpoints e
+      WHERE e.user_id IN (${members}) AND (e.access_all OR e.access_organization_ids @> ${thisOrganization}))))`;
+}
+
+function selectEventsWhere(db: Database, whose: SQL | undefined, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {
+  const conditions: (SQL | undefined)[] = [whose];
   if (filter.kinds && filter.kinds.length > 0) conditions.push(inArray(securityEvents.kind, filter.kinds));
   if (filter.from) conditions.push(gte(securityEvents.at, filter.from));
   if (filter.to) conditions.push(lte(securityEvents.at, filter.to));

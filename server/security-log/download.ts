@@ -6,24 +6,53 @@ import { htmlMessageResponse } from '@/server/http/html-message';
 import { apiHeaders, newRequestId } from '@/server/http/responses';
 import { isCrossSiteNavigation } from '@/server/http/same-origin';
 import { setRequestErrorCode } from '@/server/observability/request';
+import type { SecurityLogOwner } from '@/db/queries/security-events';
+import { assertOrganizationAdmin } from '@/server/access/keys';
 import { securityLogCsv } from './service';
 
-const LOG_PATH = '/settings/security-log';
+/** Which log a download is of, and the page it belongs to. */
+interface DownloadedLog {
+  /** The page with the log (where a cross-site navigation or a bad filter goes back to). */
+  path: string;
+  /** Whose events the signed-in person downloads (throws when they may not). */
+  owner(user: SessionUser): Promise<SecurityLogOwner>;
+}
+
+/** Settings → Security log: the person's own events. */
+export const ownLog: DownloadedLog = { path: '/settings/security-log', owner: async (user) => ({ userId: user.id }) };
+
+/** An organisation's page: its log, for its owners and admins; anyone else gets the same 404 as for an unknown id. */
+export function organizationLog(organizationId: string): DownloadedLog {
+  return {
+    path: `/settings/organizations/${encodeURIComponent(organizationId)}`,
+    async owner(user) {
+      try {
+        if (!UUID.test(organizationId)) throw new Error('not an id');
+        await assertOrganizationAdmin(await getDb(), user.id, organizationId);
+      } catch {
+        throw new AppError('not_found', 'No such organisation, or you are not one of its owners or admins.');
+      }
+      return { organizationId };
+    },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * GET /settings/security-log/export?kind=…&from=…&to=…: Settings → Security log's
- * "Download CSV", the signed-in person's own events as the page filters them (at most
- * 10,000, newest first), formula-safe like the contracts export. A browser navigates here:
- * a bad filter is a short HTML page with a 400, another site's navigation lands on the log.
+ * GET …/export?kind=…&from=…&to=…: a security log's "Download CSV" (the person's own, or
+ * an organisation's), its events as the page filters them (at most 10,000, newest first),
+ * formula-safe like the contracts export. A browser navigates here: a bad filter is a
+ * short HTML page with a 400, another site's navigation lands on the log.
  */
-export async function serveSecurityLogDownload(req: Request, user: SessionUser | undefined): Promise<Response> {
+export async function serveSecurityLogDownload(req: Request, user: SessionUser | undefined, log: DownloadedLog): Promise<Response> {
   const requestId = newRequestId();
   const headers = apiHeaders(requestId);
-  if (isCrossSiteNavigation(req)) return seeOther(LOG_PATH, headers);
-  if (!user) return seeOther(`/sign-in?callbackUrl=${encodeURIComponent(LOG_PATH)}`, headers);
+  if (isCrossSiteNavigation(req)) return seeOther(log.path, headers);
+  if (!user) return seeOther(`/sign-in?callbackUrl=${encodeURIComponent(log.path)}`, headers);
   const url = new URL(req.url);
   try {
-    const csv = await securityLogCsv(await getDb(), { userId: user.id }, {
+    const csv = await securityLogCsv(await getDb(), await log.owner(user), {
       kinds: url.searchParams.getAll('kind'),
       from: single(url, 'from'),
       to: single(url, 'to'),
@@ -37,7 +66,13 @@ export async function serveSecurityLogDownload(req: Request, user: SessionUser |
     const appError = toAppError(error, requestId);
     setRequestErrorCode(appError.code);
     return htmlMessageResponse(
-      { status: appError.status, title: appError.status === 400 ? 'This filter cannot be used' : 'The log could not be downloaded', message: appError.message, back: { href: LOG_PATH, label: 'Back to the security log' }, requestId },
+      {
+        status: appError.status,
+        title: appError.status === 400 ? 'This filter cannot be used' : 'The log could not be downloaded',
+        message: appError.message,
+        back: appError.status === 404 ? { href: '/settings/api-keys', label: 'Back to Settings' } : { href: log.path, label: 'Back to the security log' },
+        requestId,
+      },
       headers,
     );
   }

@@ -6,6 +6,7 @@ import { setProcessDatabase } from '@/server/database';
 import { toAppError } from '@/server/errors';
 import { observed } from '@/server/observability/request';
 import { handleApiRequest } from '@/server/rest/router';
+import { organizationLog, ownLog, serveSecurityLogDownload } from '@/server/security-log/download';
 import { flushSecurityEvents } from '@/server/security-log/record';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
@@ -19,7 +20,7 @@ import { createTestDatabase, describeDriver } from '../helpers/db';
  * removed, policy changed, refused addresses); a plain member and an outsider see nothing.
  */
 
-configureForFile({ ...PROXY_CLIENT_ADDRESS });
+configureForFile({ ...PROXY_CLIENT_ADDRESS, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
 
 let handle: DatabaseHandle;
 const createCaller = createCallerFactory(internalRouter);
@@ -32,6 +33,7 @@ const statusOf = (promise: Promise<unknown>) =>
   );
 const served = observed('/api/v1/[[...path]]', handleApiRequest);
 const ACME = DEMO_ORGS.acme.id;
+const GLOBEX = DEMO_ORGS.globex.id;
 const { alice: ALICE, bob: BOB, carol: CAROL } = DEMO_USERS;
 
 beforeAll(async () => {
@@ -81,6 +83,55 @@ describe(`an organisation's activity (${describeDriver()})`, () => {
     expect(await statusOf(as(CAROL).securityLog.organization({ organizationId: ACME }))).toBe(403);
     expect(await statusOf(as(CAROL).securityLog.organization({ organizationId: 'not-a-uuid' }))).toBe(400);
     expect((await as(CAROL).securityLog.own({})).events.filter((e) => e.objectId === orgKey.token.id)).toEqual([]);
+  });
+
+  it('shows the members’ keys, feeds and endpoints that read the organisation, as long as the policy lets them', async () => {
+    const alice = as(ALICE);
+    const bob = as(BOB);
+    await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: true });
+    const everything = await bob.apiKeys.create({ name: 'bob everything', expiresInDays: 30 });
+    const globexOnly = await bob.apiKeys.create({ name: 'bob globex only', expiresInDays: 30, access: { kind: 'chosen', personal: false, organizationIds: [GLOBEX] } });
+    const feed = await bob.calendarFeeds.create({ name: 'bob phone' });
+    const { endpoint } = await bob.webhooks.create({ url: 'http://127.0.0.1:9/hooks', eventTypes: ['contract.updated'] });
+    const privateHook = await bob.webhooks.create({ url: 'http://127.0.0.1:9/private', eventTypes: ['contract.updated'], access: { kind: 'chosen', personal: true, organizationIds: [] } });
+    await bob.apiKeys.revoke({ id: everything.token.id });
+
+    const about = (events: { objectId: string | null; kind: string }[], id: string) => events.filter((e) => e.objectId === id).map((e) => e.kind);
+    const acmeLog = (await alice.securityLog.organization({ organizationId: ACME })).events;
+    // A revoked key read the organisation until then: its whole story stays.
+    expect(about(acmeLog, everything.token.id)).toEqual(['api_key.revoked', 'api_key.created']);
+    expect(acmeLog.find((e) => e.objectId === everything.token.id)).toMatchObject({ actor: BOB.email, clientAddress: '203.0.113.9', userAgent: 'Chrome/150' });
+    expect(about(acmeLog, feed.token.id)).toEqual(['calendar_feed.created']);
+    expect(about(acmeLog, endpoint.id)).toEqual(['webhook_endpoint.created']);
+    // What never read Acme is not Acme's business.
+    expect(about(acmeLog, globexOnly.token.id)).toEqual([]);
+    expect(about(acmeLog, privateHook.endpoint.id)).toEqual([]);
+    // Newest first across both sources, each event once.
+    const times = acmeLog.map((e) => e.at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(new Set(acmeLog.map((e) => e.id)).size).toBe(acmeLog.length);
+
+    // Globex's owner (bob) sees his Globex-only key in Globex's log.
+    expect(about((await bob.securityLog.organization({ organizationId: GLOBEX })).events, globexOnly.token.id)).toEqual(['api_key.created']);
+
+    // The CSV of the organisation's log has the same events; a member gets a 404 page.
+    const csv = await serveSecurityLogDownload(new Request(`http://localhost/settings/organizations/${ACME}/security-log/export?kind=calendar_feed.created`), { ...ALICE, name: null }, organizationLog(ACME));
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await csv.text()).toContain(feed.token.id);
+    const refused = await serveSecurityLogDownload(new Request(`http://localhost/settings/organizations/${ACME}/security-log/export`), { ...BOB, name: null }, organizationLog(ACME));
+    expect(refused.status).toBe(404);
+    expect(await refused.text()).not.toContain(feed.token.id);
+    expect((await serveSecurityLogDownload(new Request('http://localhost/settings/organizations/nope/security-log/export'), { ...BOB, name: null }, organizationLog('nope'))).status).toBe(404);
+    // Bob's own download has his events, not Acme's own keys.
+    expect(await (await serveSecurityLogDownload(new Request('http://localhost/settings/security-log/export'), { ...BOB, name: null }, ownLog)).text()).toContain(feed.token.id);
+
+    // Policy off: members' keys no longer read Acme, and their events leave its log.
+    await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: false });
+    const after = (await alice.securityLog.organization({ organizationId: ACME })).events;
+    expect(about(after, everything.token.id)).toEqual([]);
+    expect(about(after, endpoint.id)).toEqual([]);
+    expect(after[0]).toMatchObject({ kind: 'organization.policy_changed' });
   });
 
   it('shows an organisation key’s usage and requests to its admins only', async () => {
