@@ -24,6 +24,8 @@ export async function selectUserByOAuthAccount(db: Database, provider: string, p
 export async function insertUserWithOAuthAccount(
   db: Database,
   input: { provider: string; providerAccountId: string; email: string; name: string | null },
+  /** Runs in the same transaction once the user exists (its sign-up event). */
+  afterInsert?: (tx: Database, user: { id: string; email: string }) => Promise<void>,
 ) {
   return db.transaction(async (tx) => {
     const [user] = await tx
@@ -34,6 +36,7 @@ export async function insertUserWithOAuthAccount(
       .returning(oauthUserColumns);
     if (!user) return undefined;
     await tx.insert(oauthAccounts).values({ provider: input.provider, providerAccountId: input.providerAccountId, userId: user.id });
+    await afterInsert?.(tx as unknown as Database, user);
     return user;
   });
 }

@@ -17,6 +17,8 @@ import { htmlMessageResponse } from '@/server/http/html-message';
 import { newRequestId } from '@/server/http/responses';
 import { logger } from '@/server/observability/logger';
 import { setRequestErrorCode } from '@/server/observability/request';
+import { currentActor, personActor, SYSTEM_ACTOR, userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
+import { recordSecurityEvent } from '@/server/security-log/record';
 import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
@@ -116,6 +118,16 @@ function authConfig(): NextAuthConfig {
           // signIn above has just linked the account: the session is the linked user.
           const linked = await selectUserByOAuthAccount(db, GITHUB, account.providerAccountId);
           if (!linked) return null;
+          const { clientAddress, userAgent } = currentActor();
+          await recordSecurityEvent(db, {
+            kind: 'sign_in.succeeded',
+            subjectUserId: linked.id,
+            objectType: 'user',
+            objectId: linked.id,
+            objectLabel: linked.email,
+            actor: personActor(linked, { clientAddress, userAgent }),
+            details: { method: GITHUB },
+          });
           token.sub = linked.id;
           token.email = linked.email;
           token.name = linked.name;
@@ -157,21 +169,32 @@ export function githubEnabled(): boolean {
  * `?code=rate_limited` only, and is answered the same way.
  */
 export const routeHandlers = {
-  GET: handlers.GET,
-  async POST(request: NextRequest): Promise<Response> {
-    if (request.nextUrl.pathname.endsWith('/callback/credentials')) {
-      const email = await formField(request, 'email');
-      const refused = email === undefined ? undefined : await signInRefusal(clientAddressOf(request.headers), email);
-      if (refused) {
-        const failure = new SignInRateLimited(refused.retryAfterSeconds);
-        logger().warn(signInFailureFields(failure), describeSignInFailure(failure));
-        return tooManyAttempts(refused.retryAfterSeconds);
-      }
-    }
-    const { response, retryAfterSeconds } = await withRefusalSlot(() => handlers.POST(request));
-    return retryAfterSeconds === undefined ? response : tooManyAttempts(retryAfterSeconds);
-  },
+  GET: (request: NextRequest): Promise<Response> => withActor(requestActor(request), () => handlers.GET(request)),
+  POST: (request: NextRequest): Promise<Response> => withActor(requestActor(request), () => limitedPost(request)),
 };
+
+/**
+ * Who an /api/auth request comes from, before anyone is signed in: its address and
+ * browser, for the events its callbacks write (a GitHub sign-in, a sign-out), which name
+ * the person themselves.
+ */
+function requestActor(request: NextRequest): SecurityActor {
+  return { ...SYSTEM_ACTOR, clientAddress: clientAddressOf(request.headers), userAgent: userAgentOf(request.headers) };
+}
+
+async function limitedPost(request: NextRequest): Promise<Response> {
+  if (request.nextUrl.pathname.endsWith('/callback/credentials')) {
+    const email = await formField(request, 'email');
+    const refused = email === undefined ? undefined : await signInRefusal(clientAddressOf(request.headers), email);
+    if (refused) {
+      const failure = new SignInRateLimited(refused.retryAfterSeconds);
+      logger().warn(signInFailureFields(failure), describeSignInFailure(failure));
+      return tooManyAttempts(refused.retryAfterSeconds);
+    }
+  }
+  const { response, retryAfterSeconds } = await withRefusalSlot(() => handlers.POST(request));
+  return retryAfterSeconds === undefined ? response : tooManyAttempts(retryAfterSeconds);
+}
 
 async function formField(request: NextRequest, name: string): Promise<string | undefined> {
   try {

@@ -13,6 +13,7 @@ interface Outcome {
   results: Attempt[];
   links: { provider_account_id: string; user_id: string }[];
   users: { id: string; email: string }[];
+  events: { kind: string; actor_label: string; subject_user_id: string; user_agent: string | null; details: Record<string, unknown> | null }[];
 }
 
 function signInWithGitHub(accounts: GitHubAccount[]): Outcome {
@@ -57,6 +58,22 @@ describe('GitHub sign-in through next-auth', () => {
 
     expect(links).toEqual([{ provider_account_id: '2002', user_id: newcomer.id }]);
     expect(users.map((u) => u.email)).toEqual(['newcomer@example.com', 'victim@example.com']);
+  }, CHILD_TIMEOUT_MS + 5_000);
+
+  it("writes a GitHub sign-up, each sign-in and the sign-out after it to the person's security log with the browser that did it", () => {
+    const { users, events } = signInWithGitHub([
+      { id: 1001, email: 'Victim@Example.com', name: 'Mallory' }, // refused: nothing in anyone's log as a sign-in
+      { id: 4004, email: 'logged@example.com', name: 'Logged' },
+    ]);
+    const logged = users.find((u) => u.email === 'logged@example.com')!;
+    // The refused attempt left nothing in the victim's log.
+    const victim = users.find((u) => u.email === 'victim@example.com')!;
+    expect(events.filter((e) => e.subject_user_id === victim.id && e.kind !== 'sign_up')).toEqual([]);
+    expect(events.filter((e) => e.subject_user_id === logged.id)).toEqual([
+      { kind: 'sign_up', actor_label: 'logged@example.com', subject_user_id: logged.id, user_agent: 'GitHubSignInTest/1.0', details: { method: 'github' } },
+      { kind: 'sign_in.succeeded', actor_label: 'logged@example.com', subject_user_id: logged.id, user_agent: 'GitHubSignInTest/1.0', details: { method: 'github' } },
+      { kind: 'sign_out.everywhere', actor_label: 'logged@example.com', subject_user_id: logged.id, user_agent: 'GitHubSignInTest/1.0', details: null },
+    ]);
   }, CHILD_TIMEOUT_MS + 5_000);
 
   it('takes only an address GitHub has verified: an unverified one creates no account', () => {

@@ -27,6 +27,7 @@ export interface Attempt {
 }
 
 const BASE = 'http://localhost:3000';
+const USER_AGENT = 'GitHubSignInTest/1.0';
 const accounts = JSON.parse(process.argv[2] ?? '[]') as GitHubAccount[];
 
 const handle = await openChildPglite();
@@ -51,7 +52,8 @@ globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
   return realFetch(input, init);
 };
 
-const { handlers } = await import('@/server/auth/next-auth');
+// The app's handlers (as /api/auth/* serves them), not next-auth's bare ones.
+const { routeHandlers: handlers } = await import('@/server/auth/next-auth');
 const { NextRequest } = await import('next/server');
 
 /** Cookies as a browser keeps them: name=value, the latest wins. */
@@ -93,12 +95,21 @@ for (const account of accounts) {
   callback.searchParams.set('code', 'stand-in-code');
   const state = authorize.searchParams.get('state');
   if (state) callback.searchParams.set('state', state);
-  const res = await handlers.GET(new NextRequest(callback, { headers: { Cookie: jar.header() } }));
+  const res = await handlers.GET(new NextRequest(callback, { headers: { Cookie: jar.header(), 'User-Agent': USER_AGENT } }));
   jar.take(res);
   let session: Attempt['session'] = null;
   if (jar.has(/session-token/)) {
     const s = await handlers.GET(new NextRequest(`${BASE}/api/auth/session`, { headers: { Cookie: jar.header() } }));
     session = (await s.json()) as Attempt['session'];
+    // And signs out again (the next attempt starts signed out): the security log's sign-out.
+    const out = await handlers.POST(
+      new NextRequest(`${BASE}/api/auth/signout`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: jar.header(), 'User-Agent': USER_AGENT },
+        body: new URLSearchParams({ csrfToken }),
+      }),
+    );
+    if (out.status !== 302) throw new Error(`sign-out answered ${out.status}`);
   }
   results.push({ status: res.status, location: res.headers.get('location'), session });
 }
@@ -107,5 +118,8 @@ const links = await handle.query<{ provider_account_id: string; user_id: string 
   'SELECT provider_account_id, user_id FROM oauth_accounts ORDER BY provider_account_id',
 );
 const users = await handle.query<{ id: string; email: string }>('SELECT id, email FROM users ORDER BY email');
-process.stdout.write(`${JSON.stringify({ results, links, users })}\n`);
+const events = await handle.query<{ kind: string; actor_label: string; subject_user_id: string; user_agent: string | null; details: Record<string, unknown> | null }>(
+  "SELECT kind, actor_label, subject_user_id, user_agent, details FROM security_events WHERE kind IN ('sign_up', 'sign_in.succeeded', 'sign_out.everywhere') ORDER BY id",
+);
+process.stdout.write(`${JSON.stringify({ results, links, users, events })}\n`);
 await handle.close();
