@@ -40,7 +40,7 @@ import type { ExportJob, ExportResult, RequestsJob, RequestsResult } from './loa
 import { summariseProfile } from './profile';
 import { renderDocs, renderTable, evaluateTargets, type Measurement, type BenchReport, type Cell, type ProfiledRun } from './report';
 import { scenarios as allScenarios, type Caller, type Scenario } from './scenarios';
-import { EXPORT_CALLERS, mintKeys, prepareDatabase, prepareExportCallers, type Sql } from './setup';
+import { BENCH_CLIENT_ADDRESS_HEADER, EXPORT_CALLERS, mintKeys, prepareDatabase, prepareExportCallers, type Sql } from './setup';
 import { requestStatements, StatementTexts } from './statements';
 import { cpuDelta, cpuTimes, machine, sampleRss, treeCpuMs, treeRssBytes } from './system';
 
@@ -221,9 +221,12 @@ interface Fixtures {
   contractId: string;
 }
 
+/** Every request of the harness comes "from" 127.0.0.1, told by this header (the app's CLIENT_ADDRESS_HEADER). */
+const CLIENT_ADDRESS = { [BENCH_CLIENT_ADDRESS_HEADER]: '127.0.0.1' };
+
 function jobFor(server: Server, scenario: Scenario, fixtures: Fixtures, connections: number, duration: number): RequestsJob | ExportJob {
   const url = `http://127.0.0.1:${server.port}${scenario.path.replace('{contract}', fixtures.contractId)}`;
-  const headers = { 'x-api-key': fixtures.keys[scenario.caller] };
+  const headers = { 'x-api-key': fixtures.keys[scenario.caller], ...CLIENT_ADDRESS };
   return scenario.kind === 'export'
     ? { kind: 'export', url, headers, body: scenario.body ?? '', connections, duration, timeoutSeconds: 180 }
     : { kind: 'requests', url, headers, connections, duration };
@@ -286,7 +289,7 @@ const canonical = (value: unknown): unknown =>
 async function fetchBody(server: Server, scenario: Scenario, fixtures: Fixtures) {
   const res = await fetch(`http://127.0.0.1:${server.port}${scenario.path.replace('{contract}', fixtures.contractId)}`, {
     method: scenario.method,
-    headers: { 'x-api-key': fixtures.keys[scenario.caller], ...(scenario.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { 'x-api-key': fixtures.keys[scenario.caller], ...CLIENT_ADDRESS, ...(scenario.body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: scenario.body,
     signal: AbortSignal.timeout(120_000),
   });
@@ -327,14 +330,21 @@ async function main() {
   const exportTargets = { small: Math.round(config.contracts * 0.05), large: Math.round(config.contracts * 0.5) };
   const exportSizes = await prepareExportCallers(db, exportTargets.small, exportTargets.large);
   await db`vacuum analyze contracts`;
-  const emails: Record<Caller, string> = { ...SCALE_CALLERS, ...EXPORT_CALLERS };
-  const keys = (await mintKeys(db, url, emails)) as Record<Caller, string>;
+  const emails: Record<Exclude<Caller, 'typical_restricted'>, string> = { ...SCALE_CALLERS, ...EXPORT_CALLERS };
   const scopes = {} as Record<Caller, { userId: string; organizationIds: string[] }>;
-  for (const [caller, email] of Object.entries(emails) as [Caller, string][]) {
+  for (const [caller, email] of Object.entries(emails) as [Exclude<Caller, 'typical_restricted'>, string][]) {
     const [user] = await db`select id from users where email = ${email}`;
     const orgs = await db`select organization_id from memberships where user_id = ${user!.id}`;
     scopes[caller] = { userId: user!.id as string, organizationIds: orgs.map((o) => o.organization_id as string) };
   }
+  // The restricted key sees exactly what the typical caller's unrestricted key sees.
+  scopes.typical_restricted = scopes.typical;
+  const keys = (await mintKeys(db, url, emails, {
+    typical_restricted: {
+      email: emails.typical,
+      restrictions: ['--access', ['personal', ...scopes.typical.organizationIds].join(','), '--permissions', 'contracts:read', '--allowed-ips', '127.0.0.0/8,::1/128'],
+    },
+  })) as Record<Caller, string>;
   const [newest] = await db`
     select id from contracts where organization_id is null and owner_id = ${scopes.typical.userId}
     order by created_at desc, id desc limit 1`;
@@ -359,10 +369,10 @@ async function main() {
       key: texts.compile(requestStatements.keyByHash(hashToken(keys[s.caller]))),
       memberships: texts.compile(requestStatements.memberships(scope.userId)),
     };
-    if (s.id.startsWith('list')) {
+    if (s.path.startsWith('/api/v1/contracts?')) {
       statements.page = texts.compile(requestStatements.page(scope, {}, { limit: limitOf(s), offset: offsetOf(s) })!);
       statements.count = texts.compile(requestStatements.count(scope, {})!);
-    } else if (s.id === 'get-one') {
+    } else if (s.path.includes('{contract}')) {
       statements.contract = texts.compile(requestStatements.contract(scope, fixtures.contractId));
     } else {
       statements['first page'] = texts.compile(requestStatements.exportPage(scope, {}, { limit: 1000 })!);
@@ -431,6 +441,9 @@ async function main() {
     // Raised through configuration for the run; the limits stay enforced (Redis is asked on every request).
     RATE_LIMIT_GENERAL_PER_WINDOW: '1000000000',
     RATE_LIMIT_EXPORT_PER_WINDOW: '1000000',
+    // The client address as a proxy would hand it over (every request of the harness sends
+    // it): what a key's allowed addresses are checked against.
+    CLIENT_ADDRESS_HEADER: BENCH_CLIENT_ADDRESS_HEADER,
     // Metrics are recorded as in production (only with a token); never scraped during a run.
     METRICS_TOKEN: randomBytes(32).toString('base64url'),
     PORT: String(port),

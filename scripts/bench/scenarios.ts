@@ -1,6 +1,7 @@
 /** What the benchmark measures: one request shape per scenario, each at every connection count. */
 
-export type Caller = 'typical' | 'heavy' | 'export_small' | 'export_large';
+/** typical_restricted: the typical caller's key restricted to what it sees anyway (below). */
+export type Caller = 'typical' | 'typical_restricted' | 'heavy' | 'export_small' | 'export_large';
 
 export interface Scenario {
   id: string;
@@ -22,6 +23,11 @@ export function scenarios(exportSizes: { small: number; large: number }): Scenar
     { id: 'list-heavy-100', title: 'list, heavy caller, limit 100', kind: 'requests', caller: 'heavy', method: 'GET', path: '/api/v1/contracts?limit=100' },
     { id: 'list-heavy-offset-5000', title: 'list, heavy caller, limit 50 at offset 5000', kind: 'requests', caller: 'heavy', method: 'GET', path: '/api/v1/contracts?limit=50&offset=5000' },
     { id: 'get-one', title: 'get one contract, typical caller', kind: 'requests', caller: 'typical', method: 'GET', path: '/api/v1/contracts/{contract}' },
+    // A least-privilege key (issue 23) over the same visible contracts as the typical caller's
+    // unrestricted key: access chosen (personal and its organisation), contracts:read only,
+    // allowed addresses. Same answers, so any difference is what the restrictions cost.
+    { id: 'restricted-list-50', title: 'list, typical caller, restricted key, limit 50', kind: 'requests', caller: 'typical_restricted', method: 'GET', path: '/api/v1/contracts?limit=50' },
+    { id: 'restricted-get-one', title: 'get one contract, typical caller, restricted key', kind: 'requests', caller: 'typical_restricted', method: 'GET', path: '/api/v1/contracts/{contract}' },
     { id: `export-${k(exportSizes.small)}`, title: `export of ${exportSizes.small} rows`, kind: 'export', caller: 'export_small', method: 'POST', path: '/api/v1/contracts/export', body: '{}' },
     { id: `export-${k(exportSizes.large)}`, title: `export of ${exportSizes.large} rows`, kind: 'export', caller: 'export_large', method: 'POST', path: '/api/v1/contracts/export', body: '{}' },
   ];

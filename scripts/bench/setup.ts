@@ -127,13 +127,26 @@ export async function prepareExportCallers(db: Sql, small: number, large: number
   return result;
 }
 
-/** A fresh key per caller (older benchmark keys of these callers are deleted first). */
-export async function mintKeys(db: Sql, url: string, emails: Record<string, string>): Promise<Record<string, string>> {
+/** The header the bench's app reads the client address from (CLIENT_ADDRESS_HEADER): allowed addresses apply. */
+export const BENCH_CLIENT_ADDRESS_HEADER = 'x-bench-client-address';
+
+/** A fresh key per caller, and per restricted caller with its `apikey create` options (older benchmark keys of these callers are deleted first). */
+export async function mintKeys(
+  db: Sql,
+  url: string,
+  emails: Record<string, string>,
+  restricted: Record<string, { email: string; restrictions: string[] }> = {},
+): Promise<Record<string, string>> {
   await db`delete from access_tokens where kind = 'api_key' and name = 'bench' and user_id in (select id from users where email in ${db(Object.values(emails))})`;
+  const wanted = [
+    ...Object.entries(emails).map(([caller, email]) => [caller, email, []] as const),
+    ...Object.entries(restricted).map(([caller, { email, restrictions }]) => [caller, email, restrictions] as const),
+  ];
   const entries = await Promise.all(
-    Object.entries(emails).map(async ([caller, email]) => {
-      const out = await runTsx('scripts/apikey.ts', ['create', '--email', email, '--name', 'bench', '--expires-in-days', '1'], {
+    wanted.map(async ([caller, email, restrictions]) => {
+      const out = await runTsx('scripts/apikey.ts', ['create', '--email', email, '--name', 'bench', '--expires-in-days', '1', ...restrictions], {
         DATABASE_URL: url,
+        CLIENT_ADDRESS_HEADER: BENCH_CLIENT_ADDRESS_HEADER,
       });
       return [caller, out.trim().split('\n').at(-1)!.trim()] as const;
     }),
