@@ -43,8 +43,11 @@ export interface Answer {
   receivedAt: number;
 }
 
-// One agent without a socket limit: concurrent requests really are concurrent.
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// One agent without a socket limit: concurrent requests really are concurrent. An idle
+// socket is dropped after 5 s, before HAProxy closes it (`timeout http-keep-alive 10s`):
+// a request sent on a connection the balancer is closing at that moment fails with
+// "socket hang up" (after a burst of 100, the pool holds that many idle sockets).
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: 5_000 });
 
 /**
  * One HTTP request through the balancer. `from` picks the loopback address the request
