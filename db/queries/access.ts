@@ -129,16 +129,50 @@ export function ofOrganization(): SQL {
 }
 
 /**
+ * A member's API key, calendar feed or webhook endpoint, as SQL over its row: its owner,
+ * its access (everything, or the organisations chosen), and for a token its id (whose
+ * removals by organisations apply).
+ */
+export interface MemberObject {
+  userId: SQL;
+  accessAll: SQL;
+  accessOrganizationIds: SQL;
+  tokenId?: SQL;
+}
+
+/** What `memberObjectReaches()` is a condition over. */
+export const MEMBERSHIPS_WITH_ORGANIZATION = sql`${memberships} m JOIN organizations o ON o.id = m.organization_id`;
+
+/**
+ * Which organisations a member's key, feed or endpoint reaches, written once (docs/keys.md):
+ * an organisation its owner belongs to (membership `m`, organisation `o`) that lets its
+ * members' keys read (the policy), that the object's access includes, and, for a token,
+ * that has not removed its access. Read as a scope for each request
+ * (db/queries/token-scope.ts), turned around for the webhook fan-out (below), and for an
+ * organisation's page and log (db/queries/tokens.ts, db/queries/security-events.ts).
+ */
+export function memberObjectReaches(object: MemberObject): SQL {
+  const notRemoved = object.tokenId
+    ? sql` AND NOT EXISTS (SELECT 1 FROM token_organization_removals r WHERE r.token_id = ${object.tokenId} AND r.organization_id = m.organization_id)`
+    : sql``;
+  return sql`m.user_id = ${object.userId} AND o.member_keys_allowed
+      AND (${object.accessAll} OR ${object.accessOrganizationIds} @> jsonb_build_array(m.organization_id))${notRemoved}`;
+}
+
+/** Whether the member's object reaches one given organisation. */
+export function memberObjectReachesOrganization(object: MemberObject, organizationId: SQL): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${MEMBERSHIPS_WITH_ORGANIZATION} WHERE m.organization_id = ${organizationId} AND ${memberObjectReaches(object)})`;
+}
+
+/**
  * The rule turned around, for the webhook fan-out (which endpoints hear of a contract):
  * whether the endpoint in alias `e` (webhook_endpoints) may see a contract of `ownerId`
  * and `organizationId`, as SQL over columns of the statement: its owner's personal
- * contracts if its access includes them, and the contracts of an organisation its owner
- * belongs to, if its access includes it and the organisation lets members' keys read
+ * contracts if its access includes them, and the contracts of an organisation it reaches
  * (db/queries/token-scope.ts reads the same rule as a scope, which decides again at delivery).
  */
 export function endpointMaySee(ownerId: SQL, organizationId: SQL): SQL {
+  const endpoint: MemberObject = { userId: sql`e.user_id`, accessAll: sql`e.access_all`, accessOrganizationIds: sql`e.access_organization_ids` };
   return sql`((${organizationId} IS NULL AND ${ownerId} = e.user_id AND (e.access_all OR e.access_personal))
-    OR EXISTS (SELECT 1 FROM ${memberships} m JOIN organizations o ON o.id = m.organization_id
-      WHERE m.user_id = e.user_id AND m.organization_id = ${organizationId} AND o.member_keys_allowed
-        AND (e.access_all OR e.access_organization_ids @> jsonb_build_array(m.organization_id))))`;
+    OR ${memberObjectReachesOrganization(endpoint, organizationId)})`;
 }

@@ -1,6 +1,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client';
 import { securityEvents } from '../schema';
+import { memberObjectReachesOrganization, type MemberObject } from './access';
 
 /**
  * The security log (server/security-log/): appended in the transaction of the change it
@@ -47,22 +48,22 @@ export async function selectSecurityEvents(db: Database, owner: SecurityLogOwner
 }
 
 /**
- * The members' keys, feeds and endpoints that read an organisation's contracts as its
- * keys page lists them (the policy on, access to everything or to this organisation, not
- * removed by it), revoked or expired ones included: they read it until then.
+ * The members' keys, feeds and endpoints that read an organisation's contracts (the rule of
+ * db/queries/access.ts: its policy on, their access including it, not removed by it), as its
+ * keys page lists them, revoked or expired ones included: they read it until then.
  */
 function membersObjectsReading(organizationId: string): SQL {
   const org = sql`${organizationId}::uuid`;
   const members = sql`SELECT user_id FROM memberships WHERE organization_id = ${org}`;
-  const thisOrganization = sql`jsonb_build_array(${organizationId}::text)`;
-  return sql`(SELECT member_keys_allowed FROM organizations WHERE id = ${org}) AND (
+  const token: MemberObject = { userId: sql`t.user_id`, accessAll: sql`t.access_all`, accessOrganizationIds: sql`t.access_organization_ids`, tokenId: sql`t.id` };
+  const endpoint: MemberObject = { userId: sql`e.user_id`, accessAll: sql`e.access_all`, accessOrganizationIds: sql`e.access_organization_ids` };
+  return sql`(
     (${securityEvents.objectType} IN ('api_key', 'calendar_feed') AND ${securityEvents.objectId} IN (
       SELECT t.id::text FROM access_tokens t
-      WHERE t.organization_id IS NULL AND t.user_id IN (${members}) AND (t.access_all OR t.access_organization_ids @> ${thisOrganization})
-        AND NOT EXISTS (SELECT 1 FROM token_organization_removals r WHERE r.token_id = t.id AND r.organization_id = ${org})))
+      WHERE t.organization_id IS NULL AND t.user_id IN (${members}) AND ${memberObjectReachesOrganization(token, org)}))
     OR (${securityEvents.objectType} = 'webhook_endpoint' AND ${securityEvents.objectId} IN (
       SELECT e.id::text FROM webhook_endpoints e
-      WHERE e.user_id IN (${members}) AND (e.access_all OR e.access_organization_ids @> ${thisOrganization}))))`;
+      WHERE e.user_id IN (${members}) AND ${memberObjectReachesOrganization(endpoint, org)})))`;
 }
 
 function selectEventsWhere(db: Database, whose: SQL | undefined, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {

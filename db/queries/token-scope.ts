@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../client';
 import { accessTokens, webhookEndpoints } from '../schema';
+import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, type MemberObject } from './access';
 
 /**
  * What a token or webhook endpoint reaches right now, read on every request with no cache
@@ -8,22 +9,15 @@ import { accessTokens, webhookEndpoints } from '../schema';
  * organisation's policy take effect on the next request on every instance): one statement
  * by primary key, in place of the membership query a scope was read with before.
  *
- * The organisations it reaches are the owner's memberships, narrowed by:
- * - the key's chosen access (unless it has access to everything);
- * - the organisation's policy "members' personal keys may read this organisation's
- *   contracts" (organizations.member_keys_allowed);
- * - for an API key, the organisations that removed its access (token_organization_removals).
- * An organisation's own key reaches that organisation alone, whoever created it.
+ * The organisations it reaches are the owner's memberships, narrowed by its chosen access,
+ * the organisations' policy and (for an API key) their removals: `memberObjectReaches()`
+ * in db/queries/access.ts, where the rule is written. An organisation's own key reaches
+ * that organisation alone, whoever created it.
  */
 
-/** The organisations a member's token or endpoint reaches, as a JSON array of ids. */
-function memberOrganizationIds(owner: SQL, accessAll: SQL, accessOrganizationIds: SQL, tokenId: SQL | undefined): SQL {
-  const notRemoved = tokenId
-    ? sql` AND NOT EXISTS (SELECT 1 FROM token_organization_removals r WHERE r.token_id = ${tokenId} AND r.organization_id = m.organization_id)`
-    : sql``;
-  return sql`coalesce((SELECT jsonb_agg(m.organization_id) FROM memberships m JOIN organizations o ON o.id = m.organization_id
-    WHERE m.user_id = ${owner} AND o.member_keys_allowed
-      AND (${accessAll} OR ${accessOrganizationIds} @> jsonb_build_array(m.organization_id))${notRemoved}), '[]'::jsonb)`;
+/** The organisations a member's token or endpoint reaches (db/queries/access.ts), as a JSON array of ids. */
+function memberOrganizationIds(object: MemberObject): SQL {
+  return sql`coalesce((SELECT jsonb_agg(m.organization_id) FROM ${MEMBERSHIPS_WITH_ORGANIZATION} WHERE ${memberObjectReaches(object)}), '[]'::jsonb)`;
 }
 
 export interface TokenScopeRow {
@@ -46,7 +40,7 @@ export function tokenScopeStatement(tokenId: string): Statement<TokenScopeRow[]>
           ownerOrganizationId: t.organizationId,
           personal: sql<boolean>`(${t.organizationId} IS NULL AND (${t.accessAll} OR ${t.accessPersonal}))`,
           organizationIds: sql<string[]>`CASE WHEN ${t.organizationId} IS NOT NULL THEN jsonb_build_array(${t.organizationId})
-            ELSE ${memberOrganizationIds(sql`${t.userId}`, sql`${t.accessAll}`, sql`${t.accessOrganizationIds}`, sql`${t.id}`)} END`,
+            ELSE ${memberOrganizationIds({ userId: sql`${t.userId}`, accessAll: sql`${t.accessAll}`, accessOrganizationIds: sql`${t.accessOrganizationIds}`, tokenId: sql`${t.id}` })} END`,
           permissions: t.permissions,
           allowedAddresses: t.allowedAddresses,
         })
@@ -75,7 +69,7 @@ export async function selectEndpointScope(db: Database, endpointId: string): Pro
     .select({
       userId: e.userId,
       personal: sql<boolean>`(${e.accessAll} OR ${e.accessPersonal})`,
-      organizationIds: sql<string[]>`${memberOrganizationIds(sql`${e.userId}`, sql`${e.accessAll}`, sql`${e.accessOrganizationIds}`, undefined)}`,
+      organizationIds: sql<string[]>`${memberOrganizationIds({ userId: sql`${e.userId}`, accessAll: sql`${e.accessAll}`, accessOrganizationIds: sql`${e.accessOrganizationIds}` })}`,
     })
     .from(e)
     .where(sql`${e.id} = ${endpointId}`);

@@ -2,6 +2,7 @@ import { and, desc, eq, gt, isNull, lte, or, sql } from 'drizzle-orm';
 import type { TokenKind } from '@/lib/tokens';
 import { runStatement, type Database, type Statement } from '../client';
 import { accessTokens, organizations, tokenOrganizationRemovals, users } from '../schema';
+import { memberObjectReachesOrganization } from './access';
 
 /** What the settings pages list: never the token hash. */
 export const tokenListColumns = {
@@ -82,9 +83,9 @@ export function selectOrganizationKeys(db: Database, organizationId: string): Pr
 
 /**
  * Members' personal API keys that can read an organisation's contracts at `now`: active,
- * owned by a member, with access to everything or to this organisation, and not removed
- * by it (the organisation's policy is the caller's to apply). Through the memberships of
- * the organisation and each member's keys (access_tokens_user_idx).
+ * and reaching it by the rule of db/queries/access.ts (a member's, the policy on, access to
+ * everything or to this organisation, not removed by it). Through the memberships of the
+ * organisation and each member's keys (access_tokens_user_idx).
  */
 export function selectMemberKeysReaching(db: Database, organizationId: string, now: Date): Promise<(TokenListRow & { ownerEmail: string; ownerName: string | null })[]> {
   return db
@@ -97,8 +98,10 @@ export function selectMemberKeysReaching(db: Database, organizationId: string, n
         sql`${accessTokens.userId} IN (SELECT user_id FROM memberships WHERE organization_id = ${organizationId})`,
         isNull(accessTokens.revokedAt),
         or(isNull(accessTokens.expiresAt), gt(accessTokens.expiresAt, now)),
-        sql`(${accessTokens.accessAll} OR ${accessTokens.accessOrganizationIds} @> jsonb_build_array(${organizationId}::text))`,
-        sql`NOT EXISTS (SELECT 1 FROM ${tokenOrganizationRemovals} r WHERE r.token_id = ${accessTokens.id} AND r.organization_id = ${organizationId})`,
+        memberObjectReachesOrganization(
+          { userId: sql`${accessTokens.userId}`, accessAll: sql`${accessTokens.accessAll}`, accessOrganizationIds: sql`${accessTokens.accessOrganizationIds}`, tokenId: sql`${accessTokens.id}` },
+          sql`${organizationId}::uuid`,
+        ),
       ),
     )
     .orderBy(desc(accessTokens.createdAt), desc(accessTokens.id));
