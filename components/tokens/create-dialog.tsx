@@ -1,8 +1,9 @@
 'use client';
 
-import { useId, useState, type FormEvent, type ReactNode } from 'react';
+import { useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { ErrorAlert, errorMessage } from '@/components/error-alert';
 import { Modal } from '@/components/modal';
+import { FieldError } from './restriction-fields';
 
 /**
  * Thrown by an `onSubmit` that has shown the failure next to the field at fault (and
@@ -44,12 +45,15 @@ export function CreateDialog({
   const [nameError, setNameError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const formId = useId();
+  const nameRef = useRef<HTMLInputElement>(null);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     const trimmed = name.trim();
     if (trimmed.length === 0 || trimmed.length > nameMaxLength) {
       setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${nameMaxLength} characters.`);
+      // Submitted from the button or Enter elsewhere: the keyboard user lands on the field at fault.
+      nameRef.current?.focus();
       return;
     }
     setPending(true);
@@ -85,22 +89,24 @@ export function CreateDialog({
           <label htmlFor={`${formId}-name`}>Name</label>
           <input
             id={`${formId}-name`}
+            ref={nameRef}
             type="text"
             value={name}
-            // Lets a slightly too long name be typed, so that the hint can say why it is refused.
+            // Lets a slightly too long name be typed, so that the error can say why it is refused.
             maxLength={nameMaxLength + 10}
             autoFocus
             placeholder={namePlaceholder}
             aria-invalid={nameError ? true : undefined}
-            aria-describedby={`${formId}-name-hint`}
+            aria-describedby={`${formId}-name-hint ${formId}-name-error`}
             onChange={(e) => {
               setName(e.target.value);
               setNameError(null);
             }}
           />
-          <span id={`${formId}-name-hint`} className="hint" style={nameError ? { color: 'var(--danger)' } : undefined}>
-            {nameError ?? nameHint}
+          <span id={`${formId}-name-hint`} className="hint">
+            {nameHint}
           </span>
+          <FieldError id={`${formId}-name-error`} message={nameError ?? undefined} />
         </div>
         {children}
       </form>
