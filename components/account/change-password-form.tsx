@@ -2,7 +2,7 @@
 
 import { useActionState } from 'react';
 import { changePasswordAction, type AccountFormState } from '@/server/actions/account';
-import { AccountField } from './password-field';
+import { Field } from '@/components/form-field';
 
 export function ChangePasswordForm() {
   const [state, formAction, pending] = useActionState<AccountFormState, FormData>(changePasswordAction, {});
@@ -19,8 +19,9 @@ export function ChangePasswordForm() {
           {state.done}
         </div>
       ) : null}
-      <AccountField name="currentPassword" label="Current password" type="password" autoComplete="current-password" error={state.fieldErrors?.currentPassword} />
-      <AccountField
+      <Field required name="currentPassword" label="Current password" type="password" autoComplete="current-password" error={state.fieldErrors?.currentPassword} />
+      <Field
+        required
         name="newPassword"
         label="New password"
         type="password"

@@ -2,7 +2,7 @@
 
 import { useActionState } from 'react';
 import { confirmWithGitHubAction, deleteAccountAction, type AccountFormState } from '@/server/actions/account';
-import { AccountField } from './password-field';
+import { Field } from '@/components/form-field';
 
 /**
  * The deletion asks for the typed e-mail address and the password (or, for an account
@@ -36,8 +36,8 @@ export function DeleteAccountForm({ hasPassword, freshGitHubSignIn, githubEnable
           ) : null}
         </div>
       ) : null}
-      <AccountField name="confirmEmail" label="Your e-mail address" type="email" autoComplete="off" error={state.fieldErrors?.confirmEmail} />
-      {hasPassword ? <AccountField name="password" label="Password" type="password" autoComplete="current-password" error={state.fieldErrors?.password} /> : null}
+      <Field required name="confirmEmail" label="Your e-mail address" type="email" autoComplete="off" error={state.fieldErrors?.confirmEmail} />
+      {hasPassword ? <Field required name="password" label="Password" type="password" autoComplete="current-password" error={state.fieldErrors?.password} /> : null}
       <button type="submit" className="btn btn-danger" disabled={pending}>
         {pending ? 'Please wait…' : 'Delete my account'}
       </button>

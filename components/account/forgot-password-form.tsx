@@ -4,7 +4,7 @@ import Link from 'next/link';
 import { useActionState } from 'react';
 import { requestPasswordResetAction } from '@/server/actions/accounts';
 import type { FormState } from '@/server/actions/auth';
-import { Field } from '@/components/auth-form';
+import { Field } from '@/components/form-field';
 
 /** "Forgot password?": one address in, the same words out whatever it is. */
 export function ForgotPasswordForm() {

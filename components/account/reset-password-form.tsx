@@ -4,7 +4,8 @@ import Link from 'next/link';
 import { useActionState } from 'react';
 import { resetPasswordAction } from '@/server/actions/accounts';
 import type { FormState } from '@/server/actions/auth';
-import { Field, useRetryAfter } from '@/components/auth-form';
+import { useRetryAfter } from '@/components/auth-form';
+import { Field } from '@/components/form-field';
 import { currentLinkToken, useLinkToken } from './link-token';
 
 /** A new password through a reset link; success goes to sign-in (every session has ended). */

@@ -1,9 +1,11 @@
 /** A labelled input with its hint and its error, announced to screen readers (aria-describedby). */
-export function AccountField(props: {
+export function Field(props: {
   name: string;
   label: string;
-  type: 'password' | 'email';
+  type: string;
   autoComplete: string;
+  defaultValue?: string;
+  required?: boolean;
   hint?: string;
   error?: string;
 }) {
@@ -17,7 +19,8 @@ export function AccountField(props: {
         name={props.name}
         type={props.type}
         autoComplete={props.autoComplete}
-        required
+        defaultValue={props.defaultValue}
+        required={props.required}
         aria-invalid={props.error ? true : undefined}
         aria-describedby={describedBy || undefined}
       />
