@@ -600,6 +600,11 @@ export const securityEvents = pgTable(
     subjectUserId: uuid('subject_user_id'),
     // The organisation whose log shows it too, if any.
     organizationId: uuid('organization_id'),
+    // For an event about a member's personal key, calendar feed or webhook endpoint: the
+    // organisations it reached when the event was written (db/queries/access.ts), whose
+    // logs show it too. Decided at write time, as an audit log must: a later change of
+    // access, membership or policy, or the object's deletion, leaves past events where they are.
+    reachesOrganizationIds: uuid('reaches_organization_ids').array(),
     objectType: varchar('object_type', { length: 32 }).notNull(),
     objectId: varchar('object_id', { length: 64 }),
     objectLabel: varchar('object_label', { length: 320 }),
@@ -610,6 +615,7 @@ export const securityEvents = pgTable(
     index('security_events_org_idx').on(t.organizationId, t.at.desc(), t.id.desc()),
     index('security_events_at_idx').on(t.at),
     index('security_events_object_idx').on(t.objectId, t.kind),
+    index('security_events_reaches_idx').using('gin', t.reachesOrganizationIds),
   ],
 );
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client';
 import { securityEvents } from '../schema';
-import { memberObjectReachesOrganization, type MemberObject } from './access';
+import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, type MemberObject } from './access';
 
 /**
  * The security log (server/security-log/): appended in the transaction of the change it
@@ -15,7 +15,32 @@ export type SecurityEventRecord = typeof securityEvents.$inferSelect;
 
 export async function insertSecurityEvents(db: Database, rows: SecurityEventInsert[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insert(securityEvents).values(rows);
+  await db.insert(securityEvents).values(rows.map((row) => ({ ...row, reachesOrganizationIds: reachAtWrite(row.objectType, row.objectId) })));
+}
+
+const TOKEN: MemberObject = { userId: sql`t.user_id`, accessAll: sql`t.access_all`, accessOrganizationIds: sql`t.access_organization_ids`, tokenId: sql`t.id` };
+const ENDPOINT: MemberObject = { userId: sql`e.user_id`, accessAll: sql`e.access_all`, accessOrganizationIds: sql`e.access_organization_ids` };
+
+/**
+ * The organisations a member's personal key, calendar feed or webhook endpoint reaches as
+ * the event about it is written (db/queries/access.ts): the value of
+ * `reaches_organization_ids`, which puts the event in those organisations' logs for good.
+ * Null for any other object (an organisation's own key is in its log by organization_id).
+ */
+export function reachAtWrite(objectType: string, objectId: string | null | undefined): SQL | null {
+  if (!objectId) return null;
+  if (objectType === 'api_key' || objectType === 'calendar_feed') return tokenReach(sql`${objectId}::uuid`);
+  if (objectType === 'webhook_endpoint') {
+    return sql`(SELECT array_agg(m.organization_id) FROM webhook_endpoints e, ${MEMBERSHIPS_WITH_ORGANIZATION}
+      WHERE e.id = ${objectId}::uuid AND ${memberObjectReaches(ENDPOINT)})`;
+  }
+  return null;
+}
+
+/** `reachAtWrite()` of the access token whose id is `tokenId` (SQL). */
+function tokenReach(tokenId: SQL): SQL {
+  return sql`(SELECT array_agg(m.organization_id) FROM access_tokens t, ${MEMBERSHIPS_WITH_ORGANIZATION}
+      WHERE t.id = ${tokenId} AND t.organization_id IS NULL AND ${memberObjectReaches(TOKEN)})`;
 }
 
 /** Whose events a log shows: a person's own, or an organisation's. */
@@ -32,38 +57,19 @@ export interface SecurityLogFilter {
 export async function selectSecurityEvents(db: Database, owner: SecurityLogOwner, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {
   if ('userId' in owner) return selectEventsWhere(db, eq(securityEvents.subjectUserId, owner.userId), filter, limit);
   // An organisation's log: its own events (its keys, its policy, access it removed), and
-  // those of its members' keys, calendar feeds and webhook endpoints that read its
-  // contracts. Two index scans, each at most a page, merged (one OR would read every
-  // event of the organisation before sorting them).
+  // those of its members' keys, calendar feeds and webhook endpoints that reached it when
+  // they were written: two statements, on the organisation's index and on the GIN index of
+  // `reaches_organization_ids`, each at most a page, merged (one OR could use neither).
   const [own, members] = await Promise.all([
     selectEventsWhere(db, eq(securityEvents.organizationId, owner.organizationId), filter, limit),
     selectEventsWhere(
       db,
-      and(sql`${securityEvents.organizationId} IS DISTINCT FROM ${owner.organizationId}::uuid`, membersObjectsReading(owner.organizationId)),
+      sql`${securityEvents.organizationId} IS NULL AND ${securityEvents.reachesOrganizationIds} @> ARRAY[${owner.organizationId}::uuid]`,
       filter,
       limit,
     ),
   ]);
   return [...own, ...members].sort((a, b) => b.at.getTime() - a.at.getTime() || b.id - a.id).slice(0, limit);
-}
-
-/**
- * The members' keys, feeds and endpoints that read an organisation's contracts (the rule of
- * db/queries/access.ts: its policy on, their access including it, not removed by it), as its
- * keys page lists them, revoked or expired ones included: they read it until then.
- */
-function membersObjectsReading(organizationId: string): SQL {
-  const org = sql`${organizationId}::uuid`;
-  const members = sql`SELECT user_id FROM memberships WHERE organization_id = ${org}`;
-  const token: MemberObject = { userId: sql`t.user_id`, accessAll: sql`t.access_all`, accessOrganizationIds: sql`t.access_organization_ids`, tokenId: sql`t.id` };
-  const endpoint: MemberObject = { userId: sql`e.user_id`, accessAll: sql`e.access_all`, accessOrganizationIds: sql`e.access_organization_ids` };
-  return sql`(
-    (${securityEvents.objectType} IN ('api_key', 'calendar_feed') AND ${securityEvents.objectId} IN (
-      SELECT t.id::text FROM access_tokens t
-      WHERE t.organization_id IS NULL AND t.user_id IN (${members}) AND ${memberObjectReachesOrganization(token, org)}))
-    OR (${securityEvents.objectType} = 'webhook_endpoint' AND ${securityEvents.objectId} IN (
-      SELECT e.id::text FROM webhook_endpoints e
-      WHERE e.user_id IN (${members}) AND ${memberObjectReachesOrganization(endpoint, org)})))`;
 }
 
 function selectEventsWhere(db: Database, whose: SQL | undefined, filter: SecurityLogFilter, limit: number): Promise<SecurityEventRecord[]> {
@@ -90,9 +96,9 @@ function selectEventsWhere(db: Database, whose: SQL | undefined, filter: Securit
 export async function insertRefusalsOncePerHour(db: Database, rows: SecurityEventInsert[]): Promise<void> {
   for (const row of rows) {
     await db.execute(sql`
-      INSERT INTO security_events (at, kind, actor_kind, actor_user_id, actor_label, client_address, user_agent, subject_user_id, organization_id, object_type, object_id, object_label, details)
+      INSERT INTO security_events (at, kind, actor_kind, actor_user_id, actor_label, client_address, user_agent, subject_user_id, organization_id, reaches_organization_ids, object_type, object_id, object_label, details)
       SELECT ${(row.at ?? new Date()).toISOString()}::timestamptz, ${row.kind}, ${row.actorKind}, ${row.actorUserId ?? null}::uuid, CASE WHEN k.name IS NULL THEN ${row.actorLabel}::text ELSE 'API key ' || k.name END, ${row.clientAddress ?? null}, ${row.userAgent ?? null},
-             coalesce(${row.subjectUserId ?? null}::uuid, k.user_id, k.created_by), ${row.organizationId ?? null}::uuid, ${row.objectType}, ${row.objectId ?? null},
+             coalesce(${row.subjectUserId ?? null}::uuid, k.user_id, k.created_by), ${row.organizationId ?? null}::uuid, ${reachAtWrite(row.objectType, row.objectId) ?? sql`NULL`}::uuid[], ${row.objectType}, ${row.objectId ?? null},
              coalesce(${row.objectLabel ?? null}::text, k.name), ${row.details ? JSON.stringify(row.details) : null}::jsonb
       FROM (SELECT 1) one LEFT JOIN access_tokens k ON k.id = ${row.objectId ?? null}::uuid
       WHERE NOT EXISTS (
@@ -110,12 +116,12 @@ export async function insertRefusalsOncePerHour(db: Database, rows: SecurityEven
  */
 export async function insertExpiredKeyEvents(db: Database, now: Date, since: Date, limit: number): Promise<number> {
   const rows = await db.execute(sql`
-    INSERT INTO security_events (at, kind, actor_kind, actor_label, subject_user_id, object_type, object_id, object_label)
-    SELECT t.expires_at, 'api_key.expired', 'system', 'system', t.user_id, 'api_key', t.id::text, t.name
-    FROM access_tokens t
-    WHERE t.kind = 'api_key' AND t.expires_at <= ${now.toISOString()}::timestamptz AND t.expires_at > ${since.toISOString()}::timestamptz AND t.revoked_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM security_events e WHERE e.object_id = t.id::text AND e.kind = 'api_key.expired')
-    ORDER BY t.expires_at
+    INSERT INTO security_events (at, kind, actor_kind, actor_label, subject_user_id, organization_id, reaches_organization_ids, object_type, object_id, object_label)
+    SELECT x.expires_at, 'api_key.expired', 'system', 'system', coalesce(x.user_id, x.created_by), x.organization_id, ${tokenReach(sql`x.id`)}, 'api_key', x.id::text, x.name
+    FROM access_tokens x
+    WHERE x.kind = 'api_key' AND x.expires_at <= ${now.toISOString()}::timestamptz AND x.expires_at > ${since.toISOString()}::timestamptz AND x.revoked_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM security_events e WHERE e.object_id = x.id::text AND e.kind = 'api_key.expired')
+    ORDER BY x.expires_at
     LIMIT ${limit}
     RETURNING id`);
   return Array.isArray(rows) ? rows.length : ((rows as { rows?: unknown[] }).rows?.length ?? 0);

@@ -118,16 +118,6 @@ function authConfig(): NextAuthConfig {
           // signIn above has just linked the account: the session is the linked user.
           const linked = await selectUserByOAuthAccount(db, GITHUB, account.providerAccountId);
           if (!linked) return null;
-          const { clientAddress, userAgent } = currentActor();
-          await recordSecurityEvent(db, {
-            kind: 'sign_in.succeeded',
-            subjectUserId: linked.id,
-            objectType: 'user',
-            objectId: linked.id,
-            objectLabel: linked.email,
-            actor: personActor(linked, { clientAddress, userAgent }),
-            details: { method: GITHUB },
-          });
           token.sub = linked.id;
           token.email = linked.email;
           token.name = linked.name;
@@ -140,7 +130,10 @@ function authConfig(): NextAuthConfig {
         // asks for a recent GitHub sign-in (server/accounts/delete-account.ts).
         token.signedInWith = account?.provider === GITHUB ? GITHUB : 'credentials';
         token.signedInAt = Math.floor(Date.now() / 1000);
-        return (await stampSessionVersion(db, token)) ? token : null;
+        if (!(await stampSessionVersion(db, token))) return null;
+        // A password sign-in's event is written where the password is checked (sign-in-limit.ts).
+        if (account?.provider === GITHUB) await recordGitHubSignIn(db, { id: token.sub!, email: String(token.email) });
+        return token;
       },
       // Only paths of this site, never "//host" (server/auth/callback-url.ts).
       redirect: safeRedirect,
@@ -152,6 +145,20 @@ function authConfig(): NextAuthConfig {
       },
     },
   };
+}
+
+/** A GitHub sign-in that opened a session, in the person's security log, from the /api/auth request's address. */
+async function recordGitHubSignIn(db: Awaited<ReturnType<typeof getDb>>, user: { id: string; email: string }): Promise<void> {
+  const { clientAddress, userAgent } = currentActor();
+  await recordSecurityEvent(db, {
+    kind: 'sign_in.succeeded',
+    subjectUserId: user.id,
+    objectType: 'user',
+    objectId: user.id,
+    objectLabel: user.email,
+    actor: personActor(user, { clientAddress, userAgent }),
+    details: { method: GITHUB },
+  });
 }
 
 export const { handlers, auth, signIn, signOut } = NextAuth(() => authConfig());

@@ -26,11 +26,13 @@ export function organizationLog(organizationId: string): DownloadedLog {
   return {
     path: `/settings/organizations/${encodeURIComponent(organizationId)}`,
     async owner(user) {
+      const notFound = new AppError('not_found', 'No such organisation, or you are not one of its owners or admins.');
+      if (!UUID.test(organizationId)) throw notFound;
       try {
-        if (!UUID.test(organizationId)) throw new Error('not an id');
         await assertOrganizationAdmin(await getDb(), user.id, organizationId);
-      } catch {
-        throw new AppError('not_found', 'No such organisation, or you are not one of its owners or admins.');
+      } catch (error) {
+        // Only the refusal reads as "no such organisation"; a database failure stays one.
+        throw error instanceof AppError && error.code === 'forbidden' ? notFound : error;
       }
       return { organizationId };
     },

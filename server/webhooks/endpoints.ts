@@ -156,8 +156,10 @@ export async function createEndpoint(db: Database, userId: string, input: Create
 export async function deleteEndpoint(db: Database, userId: string, id: string): Promise<void> {
   await db.transaction(async (tx) => {
     const endpoint = await selectEndpointOf(tx as unknown as Database, userId, id);
-    if (!endpoint || !(await deleteEndpointRow(tx as unknown as Database, userId, id))) throw new AppError('not_found', 'No such webhook endpoint.');
+    if (!endpoint) throw new AppError('not_found', 'No such webhook endpoint.');
+    // The event first, while the row still says which organisations the endpoint reaches.
     await recordEndpointEvent(tx as unknown as Database, 'webhook_endpoint.deleted', userId, id, endpoint.url);
+    if (!(await deleteEndpointRow(tx as unknown as Database, userId, id))) throw new AppError('not_found', 'No such webhook endpoint.');
   });
 }
 

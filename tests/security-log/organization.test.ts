@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { and, eq } from 'drizzle-orm';
 import type { DatabaseHandle } from '@/db/client';
+import { memberships } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { clearVerifiedTokenCache } from '@/server/access/tokens';
 import { setProcessDatabase } from '@/server/database';
@@ -69,6 +71,7 @@ describe(`an organisation's activity (${describeDriver()})`, () => {
       'api_key.address_refused',
       'organization.policy_changed',
       'api_key.access_removed',
+      'api_key.created', // bob's key, which read Acme when he made it
       'api_key.rolled',
       'api_key.edited',
       'api_key.created',
@@ -85,7 +88,7 @@ describe(`an organisation's activity (${describeDriver()})`, () => {
     expect((await as(CAROL).securityLog.own({})).events.filter((e) => e.objectId === orgKey.token.id)).toEqual([]);
   });
 
-  it('shows the members’ keys, feeds and endpoints that read the organisation, as long as the policy lets them', async () => {
+  it('shows the events of members’ keys, feeds and endpoints that reached the organisation when they were written, for good', async () => {
     const alice = as(ALICE);
     const bob = as(BOB);
     await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: true });
@@ -95,24 +98,29 @@ describe(`an organisation's activity (${describeDriver()})`, () => {
     const { endpoint } = await bob.webhooks.create({ url: 'http://127.0.0.1:9/hooks', eventTypes: ['contract.updated'] });
     const privateHook = await bob.webhooks.create({ url: 'http://127.0.0.1:9/private', eventTypes: ['contract.updated'], access: { kind: 'chosen', personal: true, organizationIds: [] } });
     await bob.apiKeys.revoke({ id: everything.token.id });
+    // Globex (bob owns it) removes its access from another of bob's keys: Globex's business, not Acme's.
+    const both = await bob.apiKeys.create({ name: 'bob both', expiresInDays: 30 });
+    await bob.organizationKeys.removeAccess({ organizationId: GLOBEX, id: both.token.id });
 
     const about = (events: { objectId: string | null; kind: string }[], id: string) => events.filter((e) => e.objectId === id).map((e) => e.kind);
-    const acmeLog = (await alice.securityLog.organization({ organizationId: ACME })).events;
-    // A revoked key read the organisation until then: its whole story stays.
-    expect(about(acmeLog, everything.token.id)).toEqual(['api_key.revoked', 'api_key.created']);
-    expect(acmeLog.find((e) => e.objectId === everything.token.id)).toMatchObject({ actor: BOB.email, clientAddress: '203.0.113.9', userAgent: 'Chrome/150' });
-    expect(about(acmeLog, feed.token.id)).toEqual(['calendar_feed.created']);
-    expect(about(acmeLog, endpoint.id)).toEqual(['webhook_endpoint.created']);
+    const acmeLog = async () => (await alice.securityLog.organization({ organizationId: ACME })).events;
+    const log = await acmeLog();
+    expect(about(log, everything.token.id)).toEqual(['api_key.revoked', 'api_key.created']);
+    expect(log.find((e) => e.objectId === everything.token.id)).toMatchObject({ actor: BOB.email, clientAddress: '203.0.113.9', userAgent: 'Chrome/150' });
+    expect(about(log, feed.token.id)).toEqual(['calendar_feed.created']);
+    expect(about(log, endpoint.id)).toEqual(['webhook_endpoint.created']);
+    expect(about(log, both.token.id)).toEqual(['api_key.created']);
     // What never read Acme is not Acme's business.
-    expect(about(acmeLog, globexOnly.token.id)).toEqual([]);
-    expect(about(acmeLog, privateHook.endpoint.id)).toEqual([]);
+    expect(about(log, globexOnly.token.id)).toEqual([]);
+    expect(about(log, privateHook.endpoint.id)).toEqual([]);
     // Newest first across both sources, each event once.
-    const times = acmeLog.map((e) => e.at);
+    const times = log.map((e) => e.at);
     expect(times).toEqual([...times].sort().reverse());
-    expect(new Set(acmeLog.map((e) => e.id)).size).toBe(acmeLog.length);
-
-    // Globex's owner (bob) sees his Globex-only key in Globex's log.
-    expect(about((await bob.securityLog.organization({ organizationId: GLOBEX })).events, globexOnly.token.id)).toEqual(['api_key.created']);
+    expect(new Set(log.map((e) => e.id)).size).toBe(log.length);
+    // Globex's log has what reached Globex, and its own removal.
+    const globexLog = (await bob.securityLog.organization({ organizationId: GLOBEX })).events;
+    expect(about(globexLog, globexOnly.token.id)).toEqual(['api_key.created']);
+    expect(about(globexLog, both.token.id)).toEqual(['api_key.access_removed', 'api_key.created']);
 
     // The CSV of the organisation's log has the same events; a member gets a 404 page.
     const csv = await serveSecurityLogDownload(new Request(`http://localhost/settings/organizations/${ACME}/security-log/export?kind=calendar_feed.created`), { ...ALICE, name: null }, organizationLog(ACME));
@@ -123,15 +131,31 @@ describe(`an organisation's activity (${describeDriver()})`, () => {
     expect(refused.status).toBe(404);
     expect(await refused.text()).not.toContain(feed.token.id);
     expect((await serveSecurityLogDownload(new Request('http://localhost/settings/organizations/nope/security-log/export'), { ...BOB, name: null }, organizationLog('nope'))).status).toBe(404);
-    // Bob's own download has his events, not Acme's own keys.
     expect(await (await serveSecurityLogDownload(new Request('http://localhost/settings/security-log/export'), { ...BOB, name: null }, ownLog)).text()).toContain(feed.token.id);
 
-    // Policy off: members' keys no longer read Acme, and their events leave its log.
+    // Policy off: what is written from now on no longer reaches Acme; what was written stays
+    // (a member cannot erase the organisation's record by narrowing access or deleting).
     await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: false });
-    const after = (await alice.securityLog.organization({ organizationId: ACME })).events;
-    expect(about(after, everything.token.id)).toEqual([]);
-    expect(about(after, endpoint.id)).toEqual([]);
-    expect(after[0]).toMatchObject({ kind: 'organization.policy_changed' });
+    const later = await bob.apiKeys.create({ name: 'bob after the policy', expiresInDays: 30 });
+    await bob.webhooks.delete({ id: endpoint.id });
+    const after = await acmeLog();
+    expect(about(after, everything.token.id)).toEqual(['api_key.revoked', 'api_key.created']);
+    expect(about(after, endpoint.id)).toEqual(['webhook_endpoint.created']);
+    expect(about(after, later.token.id)).toEqual([]);
+    await alice.organizationKeys.setPolicy({ organizationId: ACME, memberKeysAllowed: true });
+  });
+
+  it('does not show what a key did before its owner joined the organisation, nor after they left', async () => {
+    const carol = as(CAROL);
+    const key = await carol.apiKeys.create({ name: 'carol everything', expiresInDays: 30 });
+    await handle.db.insert(memberships).values({ userId: CAROL.id, organizationId: ACME, role: 'member' });
+    await carol.apiKeys.editRestrictions({ id: key.token.id, permissions: ['contracts:read'] });
+    await handle.db.delete(memberships).where(and(eq(memberships.userId, CAROL.id), eq(memberships.organizationId, ACME)));
+    await carol.apiKeys.revoke({ id: key.token.id });
+    const log = (await as(ALICE).securityLog.organization({ organizationId: ACME })).events;
+    expect(log.filter((e) => e.objectId === key.token.id).map((e) => e.kind)).toEqual(['api_key.edited']);
+    // Her own log has all of it.
+    expect((await carol.securityLog.own({})).events.filter((e) => e.objectId === key.token.id).map((e) => e.kind)).toEqual(['api_key.revoked', 'api_key.edited', 'api_key.created']);
   });
 
   it('shows an organisation key’s usage and requests to its admins only', async () => {

@@ -5,7 +5,7 @@ import type { DatabaseHandle } from '@/db/client';
 import { insertRequestLog } from '@/db/queries/key-activity';
 import { insertSecurityEvents } from '@/db/queries/security-events';
 import { accessTokens, requestLog, securityEvents } from '@/db/schema';
-import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/db/seed/demo';
+import { DEMO_ORGS, DEMO_PASSWORD, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { endAllSessions } from '@/server/auth/session-version';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';
 import { createUserWithPassword } from '@/server/auth/users';
@@ -125,6 +125,19 @@ describe(`security log (${describeDriver()})`, () => {
     const expired = (await ownLog(ALICE, ['api_key.expired'])).filter((e) => e.objectId === token.id);
     expect(expired).toMatchObject([{ actor: 'system', object: 'short-lived' }]);
     expect((await ownLog(BOB, ['api_key.expired'])).filter((e) => e.objectId === token.id)).toEqual([]);
+  });
+
+  it("records an organisation key's expiry in the organisation's log and its creator's, and a member's key's in the organisations it read", async () => {
+    const orgKey = await as(ALICE).apiKeys.create({ name: 'acme short-lived', expiresInDays: 7, owner: { kind: 'organization', organizationId: DEMO_ORGS.acme.id } });
+    const bobsKey = await as(BOB).apiKeys.create({ name: 'bob short-lived', expiresInDays: 7 });
+    await handle.db.update(accessTokens).set({ expiresAt: new Date(Date.now() - 60_000) }).where(sql`id in (${orgKey.token.id}, ${bobsKey.token.id})`);
+    await runActivityRetention(handle.db, new Date());
+    const acme = (await securityLogPage(handle.db, { organizationId: DEMO_ORGS.acme.id }, { kinds: ['api_key.expired'] })).events.map((e) => e.objectId);
+    expect(acme).toEqual(expect.arrayContaining([orgKey.token.id, bobsKey.token.id]));
+    const globex = (await securityLogPage(handle.db, { organizationId: DEMO_ORGS.globex.id }, { kinds: ['api_key.expired'] })).events.map((e) => e.objectId);
+    expect(globex).toContain(bobsKey.token.id);
+    expect(globex).not.toContain(orgKey.token.id);
+    expect((await ownLog(ALICE, ['api_key.expired'])).map((e) => e.objectId)).toContain(orgKey.token.id);
   });
 
   it('filters by kind and time, pages by cursor, and answers nonsense with a 400', async () => {

@@ -23,6 +23,8 @@ import { redisReachable, TEST_REDIS_URL } from '../rate-limit/support';
  */
 
 const reachable = await redisReachable();
+// CI always has a Redis: there a missing one is a failure, not a skip.
+if (!reachable && process.env.CI) throw new Error(`Redis is not reachable at ${TEST_REDIS_URL}`);
 if (!reachable) console.warn(`SKIPPED: Redis is not reachable at ${TEST_REDIS_URL}; the Upstash case did not run.`);
 
 let handle: DatabaseHandle;

@@ -1,0 +1,2 @@
+ALTER TABLE "security_events" ADD COLUMN "reaches_organization_ids" uuid[];--> statement-breakpoint
+CREATE INDEX "security_events_reaches_idx" ON "security_events" USING gin ("reaches_organization_ids");
