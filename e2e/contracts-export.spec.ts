@@ -143,6 +143,8 @@ test('Subscribe in calendar creates a feed and shows its webcal:// address once'
     const dialog = page.getByRole('dialog', { name: 'Subscribe in your calendar' });
     await expect(dialog).toContainText('not only this list');
     await expect(dialog.getByLabel('Name')).toHaveValue('My calendar');
+    // What the feed reads, as in Settings: everything unless chosen otherwise.
+    await expect(dialog.getByRole('group', { name: 'Contracts in the feed' }).getByRole('radio', { name: /Everything I can see/ })).toBeChecked();
     await dialog.getByLabel('Name').fill(name);
     await dialog.getByRole('button', { name: 'Create feed' }).click();
     const created = page.getByRole('dialog', { name: 'Your new calendar feed' });
@@ -180,8 +182,27 @@ test('Subscribe in calendar creates a feed and shows its webcal:// address once'
     await expect(page).toHaveURL('/settings/calendar');
     const row = page.getByTestId('calendar-feed-row').filter({ has: page.getByRole('cell', { name, exact: true }) });
     await expect(row).toContainText('Active');
+    await expect(row.getByTestId('feed-access')).toHaveText('Reads: Everything');
+  });
+
+  const personal = `${name} personal`;
+  await test.step('a feed of the personal contracts only, chosen in the same dialog', async () => {
+    await page.goto('/contracts');
+    await waitForHydration(page);
+    await page.getByRole('button', { name: 'Subscribe in calendar' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Subscribe in your calendar' });
+    await dialog.getByLabel('Name').fill(personal);
+    const access = dialog.getByRole('group', { name: 'Contracts in the feed' });
+    await access.getByRole('radio', { name: 'Only what I choose' }).check();
+    await expect(access.getByRole('checkbox', { name: 'My personal contracts' })).toBeChecked();
+    await expect(access.getByRole('checkbox', { name: 'Globex' })).not.toBeChecked();
+    await dialog.getByRole('button', { name: 'Create feed' }).click();
+    await page.getByRole('dialog', { name: 'Your new calendar feed' }).getByRole('button', { name: 'I have saved the address' }).click();
+    await page.goto('/settings/calendar');
+    const row = page.getByTestId('calendar-feed-row').filter({ has: page.getByRole('cell', { name: personal, exact: true }) });
+    await expect(row.getByTestId('feed-access')).toHaveText('Reads: Personal');
   });
 
   const list = (await (await page.request.get('/api/trpc/calendarFeeds.list')).json()) as { result: { data: { id: string; name: string }[] } };
-  await revokeFeed(page.request, list.result.data.find((f) => f.name === name)!.id);
+  for (const feed of list.result.data.filter((f) => f.name === name || f.name === personal)) await revokeFeed(page.request, feed.id);
 });

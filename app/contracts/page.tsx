@@ -54,7 +54,15 @@ export default async function ContractsPage({ searchParams }: { searchParams: Pr
           sortLabel={SORT_LABELS[input.sort ?? DEFAULT_SORT]}
           today={today}
           resetHref={resetHref}
-          actions={<ListActions exportHref={exportHref(applied)} total={list.pagination.total} totalExact={list.pagination.total_exact} quota={downloadQuota} />}
+          actions={
+            <ListActions
+              exportHref={exportHref(applied)}
+              total={list.pagination.total}
+              totalExact={list.pagination.total_exact}
+              quota={downloadQuota}
+              organizations={organizations.map((o) => ({ id: o.id, name: o.name, role: o.role }))}
+            />
+          }
         />
       </div>
     </main>

@@ -1,3 +1,4 @@
+import type { OrganizationChoice } from '../tokens/restriction-fields';
 import { SubscribeInCalendar } from './subscribe-calendar';
 import styles from './contracts.module.css';
 
@@ -8,14 +9,27 @@ import styles from './contracts.module.css';
  * The download is a plain link, not Next.js's <Link>: that one prefetches its target,
  * and a prefetch of the download would use up the download quota.
  */
-export function ListActions({ exportHref, total, totalExact = true, quota }: { exportHref: string; total: number; totalExact?: boolean; quota: { limit: number; window: string } }) {
+export function ListActions({
+  exportHref,
+  total,
+  totalExact = true,
+  quota,
+  organizations,
+}: {
+  exportHref: string;
+  total: number;
+  totalExact?: boolean;
+  quota: { limit: number; window: string };
+  /** The user's organisations, for the calendar feed's access choice. */
+  organizations: readonly OrganizationChoice[];
+}) {
   return (
     <div className={styles.listActions}>
       <div className={styles.listButtons}>
         <a className="btn" href={exportHref} aria-describedby="download-hint" data-testid="download-csv">
           Download CSV
         </a>
-        <SubscribeInCalendar />
+        <SubscribeInCalendar organizations={organizations} />
       </div>
       <p id="download-hint" className={`muted small ${styles.downloadHint}`}>
         {total === 0

@@ -6,6 +6,7 @@ import { FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { MAX_ACTIVE_TOKENS } from '@/lib/tokens';
 import { CreateCalendarFeedDialog, NewCalendarFeedDialog, type CreatedFeed } from '../tokens/calendar-feed-dialogs';
 import { useFocusReturn } from '../tokens/managed-list';
+import type { OrganizationChoice } from '../tokens/restriction-fields';
 import { trpc } from '../trpc-client';
 
 const SETTINGS_HREF = '/settings/calendar';
@@ -18,9 +19,10 @@ const SETTINGS_HREF = '/settings/calendar';
  * address cannot be shown again (that is what keeps a leaked database from leaking the
  * feeds). The dialog names the user's active feeds, so that nobody creates a second one
  * for a calendar that already subscribes, offers a new one, and links to Settings to
- * manage (revoke) them.
+ * manage (revoke) them. What the feed reads is chosen as in Settings (everything, by
+ * default, or the personal contracts and organisations picked).
  */
-export function SubscribeInCalendar() {
+export function SubscribeInCalendar({ organizations }: { organizations: readonly OrganizationChoice[] }) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedFeed | null>(null);
   const button = useFocusReturn(creating || created !== null);
@@ -34,6 +36,7 @@ export function SubscribeInCalendar() {
           title="Subscribe in your calendar"
           initialName="My calendar"
           intro={<SubscribeIntro />}
+          organizations={organizations}
           onClose={() => setCreating(false)}
           onCreated={(feed) => {
             setCreating(false);
@@ -63,8 +66,8 @@ function SubscribeIntro() {
   return (
     <>
       <p>
-        A calendar feed puts the renewal and expiration dates of all your contracts (personal and of your organisations, not
-        only this list) into Google Calendar, Outlook or Apple Calendar, from {FEED_WINDOW_DAYS === 365 ? 'a year' : `${FEED_WINDOW_DAYS} days`}{' '}
+        A calendar feed puts the renewal and expiration dates of your contracts (all of them by default, personal and of your
+        organisations, not only this list; or those you choose below) into Google Calendar, Outlook or Apple Calendar, from {FEED_WINDOW_DAYS === 365 ? 'a year' : `${FEED_WINDOW_DAYS} days`}{' '}
         ago onwards. Its address is shown once, right after you create it.
       </p>
       {active && active.length > 0 ? (
