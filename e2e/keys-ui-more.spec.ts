@@ -2,6 +2,7 @@ import { expect, test, type APIRequestContext, type Locator, type Page } from '@
 import { DEMO_ORGS, DEMO_USERS } from '@/db/seed/demo';
 import { API, readResponse, type ErrorBody } from './support/api';
 import { snapshot } from './support/artifacts';
+import { CLIENT_ADDRESS_HEADER, createButton, KEY_PATTERN, keyRow, openKeysPage, uniqueNames, waitForHydration } from './support/keys-page';
 import { startOwnServer, type OwnServer } from './support/own-server';
 import { mintKey, signInOverHttp } from './support/session';
 
@@ -20,28 +21,12 @@ import { mintKey, signInOverHttp } from './support/session';
 const ALICE = DEMO_USERS.alice;
 const BOB = DEMO_USERS.bob;
 const GLOBEX = DEMO_ORGS.globex;
-const KEY_PATTERN = /^cdapi_[0-9A-Za-z]{38}$/;
 // The own server's port: next to the suite's (E2E_PORT + 120; keys-ui.spec.ts has + 110).
 const OWN_PORT = Number(process.env.E2E_OWN_PORT_MORE ?? Number(process.env.E2E_PORT ?? 3210) + 120);
-const CLIENT_ADDRESS_HEADER = 'x-e2e-client-address';
 const EXPORT_SCOPE_CHALLENGE = 'Bearer error="insufficient_scope", scope="contracts:export"';
 
-const run = `${Date.now().toString(36)}`;
-const unique = (base: string) => `${base} ${run}`;
+const unique = uniqueNames();
 
-const createButton = (page: Page) => page.getByRole('button', { name: 'Create API key', exact: true });
-const keyRow = (page: Page, name: string) => page.getByTestId('api-key-row').filter({ has: page.getByRole('cell', { name, exact: true }) });
-
-async function waitForHydration(button: Locator): Promise<void> {
-  await expect
-    .poll(() => button.evaluate((el) => Object.keys(el).some((k) => k.startsWith('__reactProps'))), { message: 'the page hydrates' })
-    .toBe(true);
-}
-
-async function openKeysPage(page: Page): Promise<void> {
-  await page.goto('/settings/api-keys');
-  await waitForHydration(createButton(page));
-}
 
 interface TokenState {
   id: string;
@@ -162,7 +147,7 @@ test('edit a personal key: a refused change is shown next to its field and chang
 
 test("webhook endpoint: Change access from everything to personal only, kept after a reload, then to an organisation", async ({ page }, testInfo) => {
   // Nothing listens there: the test changes what the endpoint hears of, not a delivery.
-  const url = `http://127.0.0.1:9/keys-ui-more/${run}`;
+  const url = `http://127.0.0.1:9/keys-ui-more/${encodeURIComponent(unique('hook'))}`;
   await signInOverHttp(page.request, BOB.email);
   const created = await trpcMutation<{ endpoint: { id: string } }>(page.request, 'webhooks.create', { url, eventTypes: ['contract.created'] });
   const storedAccess = async () => (await trpcQuery<{ id: string; access: TokenState['access'] }[]>(page.request, 'webhooks.list')).find((e) => e.id === created.endpoint.id)?.access;

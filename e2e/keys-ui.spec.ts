@@ -4,6 +4,7 @@ import { expect, test, type APIRequestContext, type Browser, type Locator, type 
 import { DEMO_ORGS, DEMO_USERS, demoContractId } from '@/db/seed/demo';
 import { API, readResponse, type ErrorBody } from './support/api';
 import { snapshot } from './support/artifacts';
+import { CLIENT_ADDRESS_HEADER, createButton, KEY_PATTERN, keyRow, openKeysPage, uniqueNames, waitForHydration } from './support/keys-page';
 import { startOwnServer, type OwnServer } from './support/own-server';
 import { createFeed, mintKey, signInOverHttp } from './support/session';
 
@@ -22,27 +23,11 @@ const ALICE = DEMO_USERS.alice;
 const BOB = DEMO_USERS.bob;
 const ACME = DEMO_ORGS.acme;
 const GLOBEX = DEMO_ORGS.globex;
-const KEY_PATTERN = /^cdapi_[0-9A-Za-z]{38}$/;
 // The own server's port: next to the suite's (E2E_PORT + 110 by default; dev-outbox.spec.ts has + 100).
 const OWN_PORT = Number(process.env.E2E_OWN_PORT ?? Number(process.env.E2E_PORT ?? 3210) + 110);
-const CLIENT_ADDRESS_HEADER = 'x-e2e-client-address';
 
-const run = `${Date.now().toString(36)}`;
-const unique = (base: string) => `${base} ${run}`;
+const unique = uniqueNames();
 
-const createButton = (page: Page) => page.getByRole('button', { name: 'Create API key', exact: true });
-const keyRow = (page: Page, name: string) => page.getByTestId('api-key-row').filter({ has: page.getByRole('cell', { name, exact: true }) });
-
-async function waitForHydration(button: Locator): Promise<void> {
-  await expect
-    .poll(() => button.evaluate((el) => Object.keys(el).some((k) => k.startsWith('__reactProps'))), { message: 'the page hydrates' })
-    .toBe(true);
-}
-
-async function openKeysPage(page: Page): Promise<void> {
-  await page.goto('/settings/api-keys');
-  await waitForHydration(createButton(page));
-}
 
 /** Fills the name of the open create dialog and returns the dialog. */
 async function openCreateDialog(page: Page, name: string): Promise<Locator> {

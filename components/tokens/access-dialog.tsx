@@ -1,7 +1,7 @@
 'use client';
 
 import { describeAccess, type Access } from '@/lib/key-restrictions';
-import { FormDialog } from './api-key-dialogs';
+import { FormDialog } from './create-dialog';
 import { ShownNextToField } from './create-dialog';
 import { useKeyRestrictions } from './key-restrictions-state';
 import { AccessFieldset, type OrganizationChoice } from './restriction-fields';

@@ -1,12 +1,10 @@
 'use client';
 
-import { useId, useState, type FormEvent, type ReactNode } from 'react';
-import { ErrorAlert, errorMessage } from '@/components/error-alert';
-import { Modal } from '@/components/modal';
+import { useId, useState } from 'react';
 import { ROLL_GRACE_CHOICES } from '@/lib/key-restrictions';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, TOKEN_NAME_MAX_LENGTH } from '@/lib/tokens';
 import { trpc } from '../trpc-client';
-import { CreateDialog, ShownNextToField } from './create-dialog';
+import { CreateDialog, FormDialog, ShownNextToField } from './create-dialog';
 import { useKeyRestrictions } from './key-restrictions-state';
 import { AccessFieldset, AllowedAddressesField, PermissionsFieldset, type OrganizationChoice } from './restriction-fields';
 import { SecretOnceDialog } from './secret-once-dialog';
@@ -138,9 +136,29 @@ export function CreateKeyDialog({
           </span>
         </div>
       ) : null}
-      {ownerOrganization ? (
+      <RestrictionFields restrictions={restrictions} organizations={organizations} organizationName={ownerOrganization?.name} />
+    </CreateDialog>
+  );
+}
+
+/**
+ * A key's restrictions as fields: what it may read (fixed for an organisation's key, named
+ * by `organizationName`), its permissions and its allowed addresses.
+ */
+function RestrictionFields({
+  restrictions,
+  organizations,
+  organizationName,
+}: {
+  restrictions: ReturnType<typeof useKeyRestrictions>;
+  organizations: readonly OrganizationChoice[];
+  organizationName: string | undefined;
+}) {
+  return (
+    <>
+      {organizationName !== undefined ? (
         <p className="small muted">
-          It reads <strong>{ownerOrganization.name}</strong>&rsquo;s contracts only.
+          It reads <strong>{organizationName}</strong>&rsquo;s contracts only.
         </p>
       ) : (
         <AccessFieldset
@@ -163,60 +181,7 @@ export function CreateKeyDialog({
         error={restrictions.errors.allowedAddresses}
         inputRef={restrictions.refs.addressesRef}
       />
-    </CreateDialog>
-  );
-}
-
-/** A dialog with a form, a Cancel button and a submit button; a failure not shown next to a field is an alert. */
-export function FormDialog({
-  title,
-  submitLabel,
-  pendingLabel,
-  onClose,
-  onSubmit,
-  children,
-}: {
-  title: string;
-  submitLabel: string;
-  pendingLabel: string;
-  onClose: () => void;
-  onSubmit: () => Promise<void>;
-  children: ReactNode;
-}) {
-  const formId = useId();
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setPending(true);
-    setError(null);
-    try {
-      await onSubmit();
-    } catch (e) {
-      setError(e instanceof ShownNextToField ? null : errorMessage(e));
-      setPending(false);
-    }
-  }
-  return (
-    <Modal
-      title={title}
-      onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={pending}>
-            {pending ? pendingLabel : submitLabel}
-          </button>
-        </>
-      }
-    >
-      <form id={formId} onSubmit={submit} noValidate>
-        <ErrorAlert message={error} />
-        {children}
-      </form>
-    </Modal>
+    </>
   );
 }
 
@@ -256,31 +221,7 @@ export function EditRestrictionsDialog({
       }}
     >
       <p className="small muted">The change applies from the key&rsquo;s next request; its secret stays the same.</p>
-      {organizationKey ? (
-        <p className="small muted">
-          It reads <strong>{row.organizationName}</strong>&rsquo;s contracts only.
-        </p>
-      ) : (
-        <AccessFieldset
-          value={restrictions.access}
-          onChange={restrictions.setAccess}
-          organizations={organizations}
-          error={restrictions.errors.access}
-          firstInputRef={restrictions.refs.accessRef}
-        />
-      )}
-      <PermissionsFieldset
-        value={restrictions.permissions}
-        onChange={restrictions.setPermissions}
-        error={restrictions.errors.permissions}
-        firstInputRef={restrictions.refs.permissionsRef}
-      />
-      <AllowedAddressesField
-        value={restrictions.addresses}
-        onChange={restrictions.setAddresses}
-        error={restrictions.errors.allowedAddresses}
-        inputRef={restrictions.refs.addressesRef}
-      />
+      <RestrictionFields restrictions={restrictions} organizations={organizations} organizationName={row.organizationName} />
     </FormDialog>
   );
 }

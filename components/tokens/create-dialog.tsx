@@ -41,32 +41,90 @@ export function CreateDialog({
   children?: ReactNode;
 }) {
   const [name, setName] = useState(initialName);
-  const [error, setError] = useState<string | null>(null);
   const [nameError, setNameError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
-  const formId = useId();
+  const nameId = useId();
   const nameRef = useRef<HTMLInputElement>(null);
 
+  return (
+    <FormDialog
+      title={title}
+      intro={intro}
+      submitLabel={submitLabel}
+      pendingLabel="Creating…"
+      onClose={onClose}
+      onSubmit={async () => {
+        const trimmed = name.trim();
+        if (trimmed.length === 0 || trimmed.length > nameMaxLength) {
+          setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${nameMaxLength} characters.`);
+          // Submitted from the button or Enter elsewhere: the keyboard user lands on the field at fault.
+          nameRef.current?.focus();
+          throw new ShownNextToField('name');
+        }
+        // On success the caller closes the dialog.
+        await onSubmit(trimmed);
+      }}
+    >
+      <div className="field">
+        <label htmlFor={nameId}>Name</label>
+        <input
+          id={nameId}
+          ref={nameRef}
+          type="text"
+          value={name}
+          // Lets a slightly too long name be typed, so that the error can say why it is refused.
+          maxLength={nameMaxLength + 10}
+          autoFocus
+          placeholder={namePlaceholder}
+          aria-invalid={nameError ? true : undefined}
+          aria-describedby={`${nameId}-hint ${nameId}-error`}
+          onChange={(e) => {
+            setName(e.target.value);
+            setNameError(null);
+          }}
+        />
+        <span id={`${nameId}-hint`} className="hint">
+          {nameHint}
+        </span>
+        <FieldError id={`${nameId}-error`} message={nameError ?? undefined} />
+      </div>
+      {children}
+    </FormDialog>
+  );
+}
+
+/** A dialog with a form, a Cancel button and a submit button; a failure not shown next to a field is an alert. */
+export function FormDialog({
+  title,
+  intro,
+  submitLabel,
+  pendingLabel,
+  onClose,
+  onSubmit,
+  children,
+}: {
+  title: string;
+  /** Shown first, above any failure. */
+  intro?: ReactNode;
+  submitLabel: string;
+  pendingLabel: string;
+  onClose: () => void;
+  onSubmit: () => Promise<void>;
+  children: ReactNode;
+}) {
+  const formId = useId();
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const trimmed = name.trim();
-    if (trimmed.length === 0 || trimmed.length > nameMaxLength) {
-      setNameError(trimmed.length === 0 ? 'Enter a name.' : `At most ${nameMaxLength} characters.`);
-      // Submitted from the button or Enter elsewhere: the keyboard user lands on the field at fault.
-      nameRef.current?.focus();
-      return;
-    }
     setPending(true);
     setError(null);
     try {
-      // On success the caller closes the dialog, so `pending` is never reset here.
-      await onSubmit(trimmed);
+      await onSubmit();
     } catch (e) {
       setError(e instanceof ShownNextToField ? null : errorMessage(e));
       setPending(false);
     }
   }
-
   return (
     <Modal
       title={title}
@@ -77,7 +135,7 @@ export function CreateDialog({
             Cancel
           </button>
           <button type="submit" form={formId} className="btn btn-primary" disabled={pending}>
-            {pending ? 'Creating…' : submitLabel}
+            {pending ? pendingLabel : submitLabel}
           </button>
         </>
       }
@@ -85,29 +143,6 @@ export function CreateDialog({
       <form id={formId} onSubmit={submit} noValidate>
         {intro}
         <ErrorAlert message={error} />
-        <div className="field">
-          <label htmlFor={`${formId}-name`}>Name</label>
-          <input
-            id={`${formId}-name`}
-            ref={nameRef}
-            type="text"
-            value={name}
-            // Lets a slightly too long name be typed, so that the error can say why it is refused.
-            maxLength={nameMaxLength + 10}
-            autoFocus
-            placeholder={namePlaceholder}
-            aria-invalid={nameError ? true : undefined}
-            aria-describedby={`${formId}-name-hint ${formId}-name-error`}
-            onChange={(e) => {
-              setName(e.target.value);
-              setNameError(null);
-            }}
-          />
-          <span id={`${formId}-name-hint`} className="hint">
-            {nameHint}
-          </span>
-          <FieldError id={`${formId}-name-error`} message={nameError ?? undefined} />
-        </div>
         {children}
       </form>
     </Modal>
