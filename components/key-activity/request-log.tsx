@@ -1,7 +1,8 @@
 'use client';
 
 import { useId, useState } from 'react';
-import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { ErrorAlert } from '@/components/error-alert';
+import { useCursorPages } from '@/components/use-cursor-pages';
 import { STATUS_CLASSES, type LoggedRequest, type StatusClass } from '@/lib/key-activity';
 import { trpc } from '../trpc-client';
 import { RequestDetails } from './request-details';
@@ -10,27 +11,13 @@ const time = new Intl.DateTimeFormat('en-GB', { dateStyle: 'short', timeStyle: '
 
 /** A key's last requests, newest first, filterable by status class, 50 at a time. */
 export function RequestLog({ keyId, initial, initialCursor }: { keyId: string; initial: LoggedRequest[]; initialCursor: string | null }) {
-  const [rows, setRows] = useState(initial);
-  const [cursor, setCursor] = useState(initialCursor);
   const [statusClass, setStatusClass] = useState<StatusClass | ''>('');
   const [open, setOpen] = useState<LoggedRequest | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const filterId = useId();
-
-  const load = async (filter: StatusClass | '', after: string | null) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const page = await trpc.keyActivity.requests.query({ keyId, statusClass: filter || undefined, cursor: after ?? undefined });
-      setRows((current) => (after ? [...current, ...page.requests] : page.requests));
-      setCursor(page.nextCursor);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { rows, cursor, error, busy, show } = useCursorPages({ rows: initial, nextCursor: initialCursor }, async (filter: StatusClass | '', after) => {
+    const page = await trpc.keyActivity.requests.query({ keyId, statusClass: filter || undefined, cursor: after });
+    return { rows: page.requests, nextCursor: page.nextCursor };
+  });
 
   return (
     <div>
@@ -42,7 +29,7 @@ export function RequestLog({ keyId, initial, initialCursor }: { keyId: string; i
           onChange={(e) => {
             const next = e.target.value as StatusClass | '';
             setStatusClass(next);
-            void load(next, null);
+            void show(next);
           }}
         >
           <option value="">All statuses</option>
@@ -102,7 +89,7 @@ export function RequestLog({ keyId, initial, initialCursor }: { keyId: string; i
         </div>
       )}
       {cursor ? (
-        <button type="button" className="btn" disabled={busy} onClick={() => void load(statusClass, cursor)} style={{ marginTop: '0.75rem' }}>
+        <button type="button" className="btn" disabled={busy} onClick={() => void show(statusClass, cursor)} style={{ marginTop: '0.75rem' }}>
           Show older requests
         </button>
       ) : null}

@@ -1,7 +1,8 @@
 'use client';
 
 import { useId, useState } from 'react';
-import { ErrorAlert, errorMessage } from '@/components/error-alert';
+import { ErrorAlert } from '@/components/error-alert';
+import { useCursorPages } from '@/components/use-cursor-pages';
 import { SECURITY_EVENT_KINDS, SECURITY_EVENT_LABELS, type SecurityEventKind, type SecurityEventRow } from '@/lib/key-activity';
 
 const time = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' });
@@ -45,27 +46,18 @@ export function SecurityLog({
   csvHref?: (filter: SecurityLogFilterState) => string;
   title?: string;
 }) {
-  const [events, setEvents] = useState(initial.events);
-  const [cursor, setCursor] = useState(initial.nextCursor);
   const [filter, setFilter] = useState<SecurityLogFilterState>({ kind: '', from: '', to: '' });
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const ids = { kind: useId(), from: useId(), to: useId() };
-
-  const query = (f: SecurityLogFilterState, after?: string) => ({ kinds: f.kind ? [f.kind] : undefined, from: f.from || undefined, to: f.to || undefined, cursor: after });
-  const run = async (f: SecurityLogFilterState, after?: string) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const page = await load(query(f, after));
-      setEvents((current) => (after ? [...current, ...page.events] : page.events));
-      setCursor(page.nextCursor);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    rows: events,
+    cursor,
+    error,
+    busy,
+    show: run,
+  } = useCursorPages({ rows: initial.events, nextCursor: initial.nextCursor }, async (f: SecurityLogFilterState, after) => {
+    const page = await load({ kinds: f.kind ? [f.kind] : undefined, from: f.from || undefined, to: f.to || undefined, cursor: after });
+    return { rows: page.events, nextCursor: page.nextCursor };
+  });
 
   return (
     <div>
