@@ -159,6 +159,11 @@ export function memberObjectReaches(object: MemberObject): SQL {
       AND (${object.accessAll} OR ${object.accessOrganizationIds} @> jsonb_build_array(m.organization_id))${notRemoved}`;
 }
 
+/** Whether a person's own key, feed or endpoint reaches their personal contracts: access to everything, or personal chosen. */
+export function memberObjectReachesPersonal(object: { accessAll: SQL; accessPersonal: SQL }): SQL {
+  return sql`(${object.accessAll} OR ${object.accessPersonal})`;
+}
+
 /** Whether the member's object reaches one given organisation. */
 export function memberObjectReachesOrganization(object: MemberObject, organizationId: SQL): SQL {
   return sql`EXISTS (SELECT 1 FROM ${MEMBERSHIPS_WITH_ORGANIZATION} WHERE m.organization_id = ${organizationId} AND ${memberObjectReaches(object)})`;
@@ -173,6 +178,6 @@ export function memberObjectReachesOrganization(object: MemberObject, organizati
  */
 export function endpointMaySee(ownerId: SQL, organizationId: SQL): SQL {
   const endpoint: MemberObject = { userId: sql`e.user_id`, accessAll: sql`e.access_all`, accessOrganizationIds: sql`e.access_organization_ids` };
-  return sql`((${organizationId} IS NULL AND ${ownerId} = e.user_id AND (e.access_all OR e.access_personal))
+  return sql`((${organizationId} IS NULL AND ${ownerId} = e.user_id AND ${memberObjectReachesPersonal({ accessAll: sql`e.access_all`, accessPersonal: sql`e.access_personal` })})
     OR ${memberObjectReachesOrganization(endpoint, organizationId)})`;
 }

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../client';
 import { accessTokens, webhookEndpoints } from '../schema';
-import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, type MemberObject } from './access';
+import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, memberObjectReachesPersonal, type MemberObject } from './access';
 
 /**
  * What a token or webhook endpoint reaches right now, read on every request with no cache
@@ -38,7 +38,7 @@ export function tokenScopeStatement(tokenId: string): Statement<TokenScopeRow[]>
         .select({
           userId: t.userId,
           ownerOrganizationId: t.organizationId,
-          personal: sql<boolean>`(${t.organizationId} IS NULL AND (${t.accessAll} OR ${t.accessPersonal}))`,
+          personal: sql<boolean>`(${t.organizationId} IS NULL AND ${memberObjectReachesPersonal({ accessAll: sql`${t.accessAll}`, accessPersonal: sql`${t.accessPersonal}` })})`,
           organizationIds: sql<string[]>`CASE WHEN ${t.organizationId} IS NOT NULL THEN jsonb_build_array(${t.organizationId})
             ELSE ${memberOrganizationIds({ userId: sql`${t.userId}`, accessAll: sql`${t.accessAll}`, accessOrganizationIds: sql`${t.accessOrganizationIds}`, tokenId: sql`${t.id}` })} END`,
           permissions: t.permissions,
@@ -68,7 +68,7 @@ export async function selectEndpointScope(db: Database, endpointId: string): Pro
   const [row] = await db
     .select({
       userId: e.userId,
-      personal: sql<boolean>`(${e.accessAll} OR ${e.accessPersonal})`,
+      personal: sql<boolean>`${memberObjectReachesPersonal({ accessAll: sql`${e.accessAll}`, accessPersonal: sql`${e.accessPersonal}` })}`,
       organizationIds: sql<string[]>`${memberOrganizationIds({ userId: sql`${e.userId}`, accessAll: sql`${e.accessAll}`, accessOrganizationIds: sql`${e.accessOrganizationIds}` })}`,
     })
     .from(e)

@@ -5,8 +5,7 @@ import { afterResponse } from '@/server/after-response';
 import { queueMail } from '@/server/mail/outbox';
 import { passwordResetMail, signUpAttemptMail, verificationMail } from '@/server/mail/templates';
 import { consumeRateLimit, peekRateLimit } from '@/server/rate-limit';
-import { currentActor, personActor } from '@/server/security-log/actor';
-import { recordSecurityEvent } from '@/server/security-log/record';
+import { recordOwnAccountEvent } from '@/server/security-log/record';
 import { accountMailAllowed, passwordResetAllowed } from './account-limits';
 import { applyNewPassword } from './password-change';
 import { signUpLimited, type LimitRefusal } from './sign-in-limit';
@@ -61,15 +60,7 @@ export async function completeSignUp(db: Database, input: { email: string; passw
     if (created) {
       // The security log's sign_up event, with the account: the new person is the actor,
       // from the address of the sign-up (the action's scope, carried into this after-response work).
-      const { clientAddress, userAgent } = currentActor();
-      await recordSecurityEvent(t, {
-        kind: 'sign_up',
-        subjectUserId: created.id,
-        objectType: 'user',
-        objectId: created.id,
-        objectLabel: created.email,
-        actor: personActor(created, { clientAddress, userAgent }),
-      });
+      await recordOwnAccountEvent(t, 'sign_up', created);
       const token = await issueLinkToken(t, 'email_verification', created.id, now);
       // Over the mail limit the account still exists: "Send the link again" after signing in.
       if (mayMail) await queueMail(t, verificationMail(created.email, token));

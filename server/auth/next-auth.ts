@@ -17,8 +17,8 @@ import { htmlMessageResponse } from '@/server/http/html-message';
 import { newRequestId } from '@/server/http/responses';
 import { logger } from '@/server/observability/logger';
 import { setRequestErrorCode } from '@/server/observability/request';
-import { currentActor, personActor, SYSTEM_ACTOR, userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
-import { recordSecurityEvent } from '@/server/security-log/record';
+import { SYSTEM_ACTOR, userAgentOf, withActor, type SecurityActor } from '@/server/security-log/actor';
+import { recordOwnAccountEvent } from '@/server/security-log/record';
 import type { NextRequest } from 'next/server';
 
 const credentialsSchema = z.object({ email: z.string().max(320), password: z.string().max(1024) });
@@ -132,7 +132,7 @@ function authConfig(): NextAuthConfig {
         token.signedInAt = Math.floor(Date.now() / 1000);
         if (!(await stampSessionVersion(db, token))) return null;
         // A password sign-in's event is written where the password is checked (sign-in-limit.ts).
-        if (account?.provider === GITHUB) await recordGitHubSignIn(db, { id: token.sub!, email: String(token.email) });
+        if (account?.provider === GITHUB) await recordOwnAccountEvent(db, 'sign_in.succeeded', { id: token.sub!, email: String(token.email) }, { method: GITHUB });
         return token;
       },
       // Only paths of this site, never "//host" (server/auth/callback-url.ts).
@@ -145,20 +145,6 @@ function authConfig(): NextAuthConfig {
       },
     },
   };
-}
-
-/** A GitHub sign-in that opened a session, in the person's security log, from the /api/auth request's address. */
-async function recordGitHubSignIn(db: Awaited<ReturnType<typeof getDb>>, user: { id: string; email: string }): Promise<void> {
-  const { clientAddress, userAgent } = currentActor();
-  await recordSecurityEvent(db, {
-    kind: 'sign_in.succeeded',
-    subjectUserId: user.id,
-    objectType: 'user',
-    objectId: user.id,
-    objectLabel: user.email,
-    actor: personActor(user, { clientAddress, userAgent }),
-    details: { method: GITHUB },
-  });
 }
 
 export const { handlers, auth, signIn, signOut } = NextAuth(() => authConfig());

@@ -1,7 +1,6 @@
 import type { Database } from '@/db/client';
 import { insertUserWithOAuthAccount, selectUserByOAuthAccount } from '@/db/queries/oauth-accounts';
-import { currentActor, personActor } from '@/server/security-log/actor';
-import { recordSecurityEvent } from '@/server/security-log/record';
+import { recordOwnAccountEvent } from '@/server/security-log/record';
 import { errorCodeOf } from '@/server/errors';
 import { normalizeEmail } from './users';
 
@@ -53,19 +52,10 @@ export async function resolveGitHubSignIn(db: Database, profile: OAuthProfile): 
 
   let created: OAuthUser | undefined;
   try {
-    created = await insertUserWithOAuthAccount(db, { provider: GITHUB, providerAccountId: profile.providerAccountId, email, name }, async (tx, user) => {
+    created = await insertUserWithOAuthAccount(db, { provider: GITHUB, providerAccountId: profile.providerAccountId, email, name }, (tx, user) =>
       // The new person signed up, from the address of the sign-in request (its scope).
-      const { clientAddress, userAgent } = currentActor();
-      await recordSecurityEvent(tx, {
-        kind: 'sign_up',
-        subjectUserId: user.id,
-        objectType: 'user',
-        objectId: user.id,
-        objectLabel: user.email,
-        actor: personActor(user, { clientAddress, userAgent }),
-        details: { method: GITHUB },
-      });
-    });
+      recordOwnAccountEvent(tx, 'sign_up', user, { method: GITHUB }),
+    );
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
   }

@@ -1,8 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '@/db/client';
 import { users } from '@/db/schema';
-import { currentActor, personActor } from '@/server/security-log/actor';
-import { recordSecurityEvent } from '@/server/security-log/record';
+import { recordOwnAccountEvent } from '@/server/security-log/record';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 
 export function normalizeEmail(email: string): string {
@@ -42,15 +41,7 @@ export async function createUserWithPassword(db: Database, input: { email: strin
       .returning({ id: users.id, email: users.email });
     if (!user) throw new EmailTakenError();
     // The new person is the actor, from the address the sign-up came from (the action's scope).
-    const { clientAddress, userAgent } = currentActor();
-    await recordSecurityEvent(tx as unknown as Database, {
-      kind: 'sign_up',
-      subjectUserId: user.id,
-      objectType: 'user',
-      objectId: user.id,
-      objectLabel: user.email,
-      actor: personActor(user, { clientAddress, userAgent }),
-    });
+    await recordOwnAccountEvent(tx as unknown as Database, 'sign_up', user);
     return user;
   });
 }

@@ -5,7 +5,7 @@ import { afterResponse } from '@/server/after-response';
 import { getDb } from '@/server/database';
 import { logger } from '@/server/observability/logger';
 import { countSecurityLogDropped } from '@/server/observability/metrics';
-import { currentActor, type SecurityActor } from './actor';
+import { currentActor, personActor, type SecurityActor } from './actor';
 
 /**
  * Writing the security log. An event about a change is written with `recordSecurityEvent`
@@ -47,6 +47,28 @@ function rowOf(event: SecurityEventInput): SecurityEventInsert {
     objectLabel: event.objectLabel?.slice(0, 320) ?? null,
     details: event.details ?? null,
   };
+}
+
+/**
+ * An event a person did to their own account (signed up, signed in), on `tx`: the person
+ * is the actor, from the address and browser of the scope (the request that did it).
+ */
+export function recordOwnAccountEvent(
+  tx: Database,
+  kind: SecurityEventKind,
+  user: { id: string; email: string },
+  details?: SecurityEventInput['details'],
+): Promise<void> {
+  const { clientAddress, userAgent } = currentActor();
+  return recordSecurityEvent(tx, {
+    kind,
+    subjectUserId: user.id,
+    objectType: 'user',
+    objectId: user.id,
+    objectLabel: user.email,
+    actor: personActor(user, { clientAddress, userAgent }),
+    details,
+  });
 }
 
 /** Runs `work` in one transaction (the change and its event). */
