@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
+import { countContractsBounded, SEARCH_RANGE_ROWS } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage, WINDOW_FEW_MATCHES, type Cursor } from '@/db/queries/contracts/page';
+import { contractPageStatement, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { WINDOW_FEW_MATCHES } from '@/db/queries/contracts/range-choice';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import type { SortField } from '@/lib/contracts';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
 /**
- * A date window sorted by the other date reads each access path one of two ways, chosen
- * per path by how many of its rows are in the window (page.ts, WINDOW_FEW_MATCHES): a walk
+ * A date window sorted by the other date (or, with q, by anything) reads each access path one of two ways, chosen
+ * per path by how many of its rows are in the window (range-choice.ts, WINDOW_FEW_MATCHES): a walk
  * of the sort's index, or the window's range read from its covering index, sorted, and the
  * page's rows read by id. Here the personal path has more rows in the windows than
  * WINDOW_FEW_MATCHES (walked), one organisation a few (its range, with null keys, ties and
@@ -30,7 +32,9 @@ function row(i: number, organizationId: string | null, inWindows: boolean, statu
     id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
     ownerId: USER,
     organizationId,
-    title: 'window',
+    // q: the word in some titles, and in the provider of others (searched only once completed).
+    title: i % 5 === 0 ? 'Initech window' : 'window',
+    provider: i % 4 === 1 ? 'INITECH Ltd' : 'Acme',
     status,
     fileName: 'f.pdf',
     fileSize: 1,
@@ -73,6 +77,12 @@ const CASES: { filters: ContractFilters; field: SortField }[] = [
   { filters: { ...RENEWING, autoRenewal: false }, field: 'expiration_date' },
   { filters: { ...EXPIRING, organizationId: ORGS[0] }, field: 'renewal_date' },
   { filters: { ...EXPIRING, ...RENEWING }, field: 'renewal_date' },
+  // q with a window, whatever the sort (searchWindow in page.ts).
+  { filters: { ...EXPIRING, search: 'initech' }, field: 'created_at' },
+  { filters: { ...RENEWING, search: 'INITECH' }, field: 'title' },
+  { filters: { ...EXPIRING, search: 'initech' }, field: 'expiration_date' },
+  { filters: { ...EXPIRING, ...RENEWING, search: 'initech' }, field: 'updated_at' },
+  { filters: { ...EXPIRING, search: 'initech', organizationId: ORGS[0] }, field: 'contract_value' },
 ];
 
 describe('a date window sorted by the other date: each path walks or reads its window', () => {
@@ -101,8 +111,33 @@ describe('a date window sorted by the other date: each path walks or reads its w
     expect(name(EXPIRING, 'expiration_date')).not.toMatch(/walk-or/);
     expect(name(EXPIRING, 'created_at')).not.toMatch(/walk-or/);
     expect(name(RENEWING, 'title')).not.toMatch(/walk-or/);
+    // With q, a window chooses whatever the sort.
+    expect(name({ ...RENEWING, search: 'initech' }, 'title')).toMatch(/ walk-or-window$/);
+    expect(name({ search: 'initech' }, 'title')).not.toMatch(/walk-or/);
     // updated_since keeps its own choice.
     expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toMatch(/ walk-or-range$/);
+  });
+
+  it('counts q with a window or updated_since exactly under the cap, whichever way each path reads (count.ts, searchRange)', async () => {
+    // The personal path holds SEARCH_RANGE_ROWS or more rows of each range (it walks in list
+    // order), the organisations fewer (they walk their range, the word tested on each row).
+    expect(MANY).toBeGreaterThanOrEqual(SEARCH_RANGE_ROWS);
+    const since = { updatedSince: '2026-06-05T00:00:00Z' };
+    for (const filters of [
+      { ...since, search: 'initech' },
+      { ...since, search: 'no such word' },
+      { ...since, search: 'initech', organizationId: ORGS[0] },
+      { ...EXPIRING, search: 'INITECH' },
+      { ...RENEWING, search: 'initech', autoRenewal: true },
+      { expirationTo: '2028-12-31', search: 'initech', status: 'completed' as const },
+    ]) {
+      const want = rows.filter((r) => naiveMatches(r, filters)).length;
+      for (const cap of [5, 1000, 100_000]) {
+        expect(await countContractsBounded(handle.db, scope, filters, { searchCap: cap }), `${JSON.stringify(filters)} cap ${cap}`).toEqual(
+          want > cap ? { total: cap, exact: false } : { total: want, exact: true },
+        );
+      }
+    }
   });
 
   describe.each(CASES)('$filters sorted by $field', ({ filters, field }) => {
@@ -127,6 +162,12 @@ describe('a date window sorted by the other date: each path walks or reads its w
           after = { key: last.sortKeyText, id: last.id };
         }
         expect(walked).toEqual(want);
+        if (filters.search !== undefined) {
+          // The capped count of q walks the window's date (count.ts): exact under the cap.
+          const counted = await countContractsBounded(handle.db, scope, filters, { searchCap: 1000 });
+          expect(counted).toEqual(want.length > 1000 ? { total: 1000, exact: false } : { total: want.length, exact: true });
+          expect((await countContractsBounded(handle.db, scope, filters)).total).toBe(want.length);
+        }
         // A short cursor walk through the small path alone (every page from its range).
         if (filters.organizationId) {
           const small: string[] = [];

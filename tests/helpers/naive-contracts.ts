@@ -26,9 +26,19 @@ export function naiveSortKey(r: NewContract, field: SortField): string | number 
   }
 }
 
-/** The filters these tests use (organisation, status, auto_renewal, updated_since, the date windows); others throw. */
+/**
+ * What q searches, as the API describes it: the title, then the parties once extracted,
+ * case-insensitively (ASCII here: the tests' titles and parties are ASCII; the database's
+ * own case rules are held to ILIKE's in tests/db/search-text.test.ts).
+ */
+function naiveSearchText(r: NewContract): string {
+  const parties = r.status === 'completed' ? `${r.provider ?? ''}\n${r.client ?? ''}` : '';
+  return `${r.title}\n${parties}`.toLowerCase();
+}
+
+/** The filters these tests use (organisation, status, auto_renewal, updated_since, the date windows, q); others throw. */
 export function naiveMatches(r: NewContract, f: ContractFilters): boolean {
-  const modelled = new Set(['organizationId', 'status', 'autoRenewal', 'updatedSince', 'expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo']);
+  const modelled = new Set(['organizationId', 'status', 'autoRenewal', 'updatedSince', 'expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo', 'search']);
   const other = Object.keys(f).find((name) => f[name as keyof ContractFilters] !== undefined && !modelled.has(name));
   if (other) throw new Error(`naiveMatches does not model the filter ${other}`);
   if (f.organizationId !== undefined && r.organizationId !== f.organizationId) return false;
@@ -42,6 +52,7 @@ export function naiveMatches(r: NewContract, f: ContractFilters): boolean {
   if (f.expirationTo !== undefined && (e === null || e > f.expirationTo)) return false;
   if (f.renewalFrom !== undefined && (n === null || n < f.renewalFrom)) return false;
   if (f.renewalTo !== undefined && (n === null || n > f.renewalTo)) return false;
+  if (f.search !== undefined && !naiveSearchText(r).includes(f.search.toLowerCase())) return false;
   return true;
 }
 

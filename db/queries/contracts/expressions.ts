@@ -9,9 +9,9 @@ import { contracts } from '../../schema';
  * decide an order.
  *
  * The expiration and renewal expressions are written exactly as in the indexes of
- * db/schema.ts (contracts_*_expiration_idx, contracts_*_renewal_idx) and the search text
- * as in contracts_search_idx: Postgres uses an expression index only for the same
- * expression, so the literal 'completed' is part of the SQL text, never a parameter.
+ * db/schema.ts (contracts_*_expiration_idx, contracts_*_renewal_idx): Postgres uses an
+ * expression index only for the same expression, so the literal 'completed' is part of
+ * the SQL text, never a parameter. The search text is a stored column (contracts.search_text).
  */
 const whenCompleted = (column: SQL | typeof contracts.expirationDate) =>
   sql`(CASE WHEN ${contracts.status} = 'completed' THEN ${column} END)`;
@@ -19,9 +19,6 @@ const whenCompleted = (column: SQL | typeof contracts.expirationDate) =>
 export const visibleExpirationDate = whenCompleted(sql`${contracts.expirationDate}`);
 export const visibleRenewalDate = whenCompleted(sql`${contracts.renewalDate}`);
 export const visibleContractValue = whenCompleted(sql`${contracts.contractValue}`);
-
-/** Title, then the parties once extracted, one per line (a search term has no line break, so it never spans two). */
-export const searchText = sql`(${contracts.title} || E'\\n' || CASE WHEN ${contracts.status} = 'completed' THEN coalesce(${contracts.provider}, '') || E'\\n' || coalesce(${contracts.client}, '') ELSE '' END)`;
 
 /** An ILIKE pattern that matches `text` literally anywhere: %, _ and \ are escaped. */
 export function containsPattern(text: string): string {

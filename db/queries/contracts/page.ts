@@ -1,10 +1,11 @@
 import { and, or, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
-import { contractDateCounts, contracts } from '../../schema';
-import { accessPaths, accessPathValues, accessShape, accessShapeName, type AccessShape, type CallerScope } from '../access';
+import { contracts } from '../../schema';
+import { accessPaths, accessPathValues, accessShape, accessShapeName, type CallerScope } from '../access';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
 import { DEFAULT_ORDER, orderTerms, SORT_KEYS, type Sort } from './expressions';
-import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, type ContractFilters, type FilterShape } from './filters';
+import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, searchOffIndex, type ContractFilters, type FilterShape } from './filters';
+import { FEW_MATCHES, rangeChoice, rowsInRange } from './range-choice';
 
 /** Position after which the next page starts, in the order of the sort: the last row's key (as text) and id. */
 export interface Cursor {
@@ -54,87 +55,6 @@ function afterCursor(sort: Sort, cursor: Cursor): { name: string; clauses: SQL[]
 function sortColumns(sort: Sort) {
   const key = SORT_KEYS[sort.field].expression;
   return { sortKey: sql<unknown>`${key}`.as('sort_key'), sortKeyText: sql<string | null>`(${key})::text`.as('sort_key_text') };
-}
-
-/**
- * updated_since is one range of an index of each access path, (path, updated_at, id).
- * Sorted by another key, a path's walk of the sort's index keeps only the rows in that
- * range, and a path with few of them (or none) is walked to its end before its branch
- * yields enough rows (sort=title: 80,000 rows in each organisation without a recent
- * update, 120 ms at 2M). So each path chooses: with fewer rows in the range than
- * FEW_MATCHES it reads the range and sorts it (at most that many rows); with more, it walks
- * the sort's index, which then finds a page's rows soon unless they are correlated with the
- * order. The range's rows are counted up to FEW_MATCHES in that index (an index-only scan,
- * 0.2 ms). Any other filter (a status, auto_renewal, a date window, q) only removes rows
- * from the range, so the choice is the same with it: the range read stays within
- * FEW_MATCHES rows, each tested against every filter, and the count stays index-only (it
- * does not test them). With another filter, at 2M: 58 to 202 ms a page before, 1 to 45 ms
- * after (docs/query-plans.md, "Combinations of filters").
- *
- * The date windows have the same kind of index, but not this choice: at 2M the heavy
- * caller has 2,400 to 3,000 matches in each path for a 90-day window, so they walk
- * anyway, and the per-path decisions (12 scalar subqueries) added about 1 ms to every
- * window sorted by another key (docs/query-plans.md, "What is not met").
- */
-export const FEW_MATCHES = 1000;
-
-/**
- * A date window (expiring_within_days, renewing_within_days, expires_before, …) sorted by
- * the OTHER date: a renewal date is an expiration date minus a notice period, so the two
- * orders agree and a window's rows sit together in the other date's order, at its far end
- * for a descending sort: each path's walk read almost every completed contract of the path
- * before its first match (`expiring_within_days=90&sort=-renewal_date`: 475 ms at 2M, 1.7 s
- * at 10M). So each path chooses, as for updated_since: with fewer than WINDOW_FEW_MATCHES
- * rows in the window it reads the window's range from a covering index (migration 0012,
- * `(path, date, id) INCLUDE (status, expiration_date, renewal_date, auto_renewal)`: an
- * index-only scan, no row read), sorts those entries by the other date, and reads only the
- * page's rows; with more it walks. At 2M the heavy caller's paths hold about 3,000 rows of
- * a 90-day window, at 10M about 15,000: both read the range. A window sorted by any
- * other key still walks (those orders are not correlated with a date, the walk finds its
- * matches soon), and so does a window sorted by its own date (a range of its own index).
- */
-export const WINDOW_FEW_MATCHES = 20_000;
-
-type WindowName = 'expirationFrom' | 'expirationTo' | 'renewalFrom' | 'renewalTo';
-const WINDOWS: Partial<Record<Sort['field'], WindowName[]>> = {
-  // sorted by renewal date: the expiration window's range; and the other way round.
-  renewal_date: ['expirationFrom', 'expirationTo'],
-  expiration_date: ['renewalFrom', 'renewalTo'],
-};
-
-/** How each path chooses between walking and reading a range, or undefined when every path walks. */
-interface RangeChoice {
-  /** Part of the statement's name. */
-  name: 'walk-or-range' | 'walk-or-window';
-  /** The range's clauses (those of the filter shape). */
-  clauses: SQL[];
-  /** A path with fewer rows in the range reads the range. */
-  few: number;
-  /** The range is read as ids and sort keys from a covering index, then the page's rows (a deferred join). */
-  deferred: boolean;
-  /**
-   * A window's rows per path come from the per-day counters (contract_date_counts, kept by
-   * triggers): one counter row per day of the window, whatever the number of contracts. A
-   * capped index count up to WINDOW_FEW_MATCHES read 20,000 index entries per path for a
-   * wide window, twice (once for each alternative's guard).
-   */
-  counters?: { kind: 'e' | 'r'; window: WindowName[] };
-}
-
-function rangeChoice(filter: FilterShape, sort: Sort): RangeChoice | undefined {
-  // updated_since (with any other filter), sorted by another key.
-  if (filter.names.includes('updatedSince') && sort.field !== 'updated_at') {
-    return { name: 'walk-or-range', clauses: [filter.clauses[filter.names.indexOf('updatedSince')]!], few: FEW_MATCHES, deferred: false };
-  }
-  const window = (WINDOWS[sort.field] ?? []).filter((name) => filter.names.includes(name));
-  if (window.length === 0) return undefined;
-  return {
-    name: 'walk-or-window',
-    clauses: window.map((name) => filter.clauses[filter.names.indexOf(name)]!),
-    few: WINDOW_FEW_MATCHES,
-    deferred: true,
-    counters: { kind: sort.field === 'renewal_date' ? 'e' : 'r', window },
-  };
 }
 
 /**
@@ -220,16 +140,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     // after a cursor took 44 to 76 ms at 2M without it, 4 to 11 ms with it.
     const few = sql.raw(String(choice?.few ?? FEW_MATCHES));
     // Each path's rows in the range, counted up to `few` (walk-or-range, walk-or-window only).
-    const counted = choice?.counters;
-    const matches = !choice
-      ? []
-      : counted
-        ? pathCounterKeys(shape).map(({ personal, id }) => {
-            const t = contractDateCounts;
-            const bounds = counted.window.map((name) => sql`${t.day} ${sql.raw(name.endsWith('From') ? '>=' : '<=')} ${sql.placeholder(name)}::date`);
-            return sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`, sql`${t.kind} = ${sql.raw(`'${counted.kind}'`)}`, ...bounds)})`;
-          })
-        : paths.map((where) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${contracts} WHERE ${and(where, ...choice.clauses)} LIMIT ${few}) AS matches)`);
+    const matches = choice ? rowsInRange(shape, choice) : [];
     const walkGuards = paths.map((_, i) => (walkOrRange ? sql`${matches[i]} >= ${few}` : undefined));
     const twoRanges = ranges.length === 2 && !(choice?.name === 'walk-or-range' && filter.names.length === 1);
     const firstRangeRows = twoRanges
@@ -262,7 +173,8 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
         // range holds fewer rows), but keeps Postgres from planning it as a walk of the
         // sort's index and from costing it as the table-wide share of the path (which
         // priced the statement above the JIT threshold: 45 ms of compiling).
-        const inRangeWhere = and(where, ...filter.clauses, cursor ? or(...cursor.clauses) : undefined);
+        // q is tested on the range's rows, not intersected with the trigram index (searchOffIndex).
+        const inRangeWhere = and(where, ...searchOffIndex(filter), cursor ? or(...cursor.clauses) : undefined);
         if (choice!.deferred) {
           // The window's ids and sort keys (index-only, see WINDOW_FEW_MATCHES), sorted and
           // cut to the page; then those rows only, by primary key.
@@ -330,14 +242,6 @@ const EXTRACTED_SORTS = new Set<Sort['field']>(['expiration_date', 'renewal_date
 function withNullKeys(filter: FilterShape, filters: ContractFilters, sort: Sort): FilterShape {
   if (filters.status === undefined || filters.status === 'completed' || !EXTRACTED_SORTS.has(sort.field)) return filter;
   return { ...filter, clauses: [...filter.clauses, sql`${SORT_KEYS[sort.field].expression} IS NULL`] };
-}
-
-/** Each access path's key in the counter tables, in the order of accessPaths(). */
-function pathCounterKeys(shape: AccessShape): { personal: boolean; id: SQL }[] {
-  return [
-    ...(shape.personal ? [{ personal: true, id: sql`${sql.placeholder('userId')}::uuid` }] : []),
-    ...shape.organizationIds.map((_, i) => ({ personal: false, id: sql`${sql.placeholder(`org${i}`)}::uuid` })),
-  ];
 }
 
 export async function selectContractPage<T extends ContractSummaryRow = ContractSummaryRow>(
