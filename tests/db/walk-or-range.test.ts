@@ -111,8 +111,10 @@ describe('a range filter sorted by another key: each path walks or reads its ran
       async (sort) => {
         const want = naiveOrder(rows, filters, sort.field, sort.descending);
         const name = contractPageStatement(scope, filters, { limit: 10, sort })!.name;
-        // Only updated_since (with any other filter) chooses (page.ts); the date windows alone walk, checked all the same.
-        expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField);
+        // Only updated_since (with any other filter) chooses (range-choice.ts); the date windows alone walk, checked all the
+        // same; a window sorted by the other date chooses its own way first (walk-or-window, tests/db/walk-or-window.test.ts).
+        const otherDate = (filters.expirationFrom !== undefined && sort.field === 'renewal_date') || (filters.renewalFrom !== undefined && sort.field === 'expiration_date');
+        expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField && !otherDate);
 
         expect((await selectContractPage(handle.db, scope, filters, { limit: 5000, sort })).map((r) => r.id)).toEqual(want);
         for (const offset of [0, 3, 50, MANY - 20]) {

@@ -77,6 +77,7 @@ const CASES: { filters: ContractFilters; field: SortField }[] = [
   { filters: { ...RENEWING, autoRenewal: false }, field: 'expiration_date' },
   { filters: { ...EXPIRING, organizationId: ORGS[0] }, field: 'renewal_date' },
   { filters: { ...EXPIRING, ...RENEWING }, field: 'renewal_date' },
+  { filters: { ...EXPIRING, updatedSince: '2026-06-10T00:00:00Z' }, field: 'renewal_date' },
   // q with a window, whatever the sort (searchWindow in page.ts).
   { filters: { ...EXPIRING, search: 'initech' }, field: 'created_at' },
   { filters: { ...RENEWING, search: 'INITECH' }, field: 'title' },
@@ -114,8 +115,9 @@ describe('a date window sorted by the other date: each path walks or reads its w
     // With q, a window chooses whatever the sort.
     expect(name({ ...RENEWING, search: 'initech' }, 'title')).toMatch(/ walk-or-window$/);
     expect(name({ search: 'initech' }, 'title')).not.toMatch(/walk-or/);
-    // updated_since keeps its own choice.
-    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toMatch(/ walk-or-range$/);
+    // A window sorted by the other date chooses before updated_since; sorted by another key, updated_since does.
+    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toMatch(/ walk-or-window$/);
+    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'title')).toMatch(/ walk-or-range$/);
   });
 
   it('counts q with a window or updated_since exactly under the cap, whichever way each path reads (count.ts, searchRange)', async () => {

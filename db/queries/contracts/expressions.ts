@@ -20,7 +20,7 @@ export const visibleExpirationDate = whenCompleted(sql`${contracts.expirationDat
 export const visibleRenewalDate = whenCompleted(sql`${contracts.renewalDate}`);
 export const visibleContractValue = whenCompleted(sql`${contracts.contractValue}`);
 
-/** An ILIKE pattern that matches `text` literally anywhere: %, _ and \ are escaped. */
+/** A LIKE pattern that matches `text` literally anywhere: %, _ and \ are escaped. */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

@@ -98,11 +98,15 @@ export interface RangeChoice {
 }
 
 export function rangeChoice(filter: FilterShape, sort: Sort): RangeChoice | undefined {
+  // A window sorted by the other date first, even with updated_since: the window's range
+  // is bounded by WINDOW_FEW_MATCHES, while updated_since's choice walks a path with 1,000
+  // rows or more in its range, and that walk meets the window's rows last
+  // (`expiring_within_days=90&updated_since=…&sort=-renewal_date`: 45 ms a page at 2M).
+  const otherDate = (WINDOWS[sort.field] ?? []).filter((name) => filter.names.includes(name));
   // updated_since (with any other filter), sorted by another key.
-  if (filter.names.includes('updatedSince') && sort.field !== 'updated_at') {
+  if (otherDate.length === 0 && filter.names.includes('updatedSince') && sort.field !== 'updated_at') {
     return { name: 'walk-or-range', clauses: [filter.clauses[filter.names.indexOf('updatedSince')]!], few: FEW_MATCHES, deferred: false };
   }
-  const otherDate = (WINDOWS[sort.field] ?? []).filter((name) => filter.names.includes(name));
   const window = otherDate.length > 0 ? otherDate : searchWindow(filter, sort);
   if (window.length === 0) return undefined;
   return {
@@ -113,7 +117,6 @@ export function rangeChoice(filter: FilterShape, sort: Sort): RangeChoice | unde
     counters: { kind: window[0]!.startsWith('expiration') ? 'e' : 'r', window },
   };
 }
-
 
 /** Each access path's key in the counter tables, in the order of accessPaths(). */
 function pathCounterKeys(shape: AccessShape): { personal: boolean; id: SQL }[] {
