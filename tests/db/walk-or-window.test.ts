@@ -120,7 +120,7 @@ describe('a date window sorted by the other date: each path walks or reads its w
     expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'title')).toMatch(/ walk-or-range$/);
   });
 
-  it('counts q with a window or updated_since exactly under the cap, whichever way each path reads (count.ts, searchRange)', async () => {
+  it('counts q alone, with a window or with updated_since exactly under the cap, whichever way each path reads (count.ts, searchRange)', async () => {
     // The personal path holds SEARCH_RANGE_ROWS or more rows of each range (it walks in list
     // order), the organisations fewer (they walk their range, the word tested on each row).
     expect(MANY).toBeGreaterThanOrEqual(SEARCH_RANGE_ROWS);
@@ -132,6 +132,9 @@ describe('a date window sorted by the other date: each path walks or reads its w
       { ...EXPIRING, search: 'INITECH' },
       { ...RENEWING, search: 'initech', autoRenewal: true },
       { expirationTo: '2028-12-31', search: 'initech', status: 'completed' as const },
+      // No range: each path is its own (a small one walked whole, without the trigram index).
+      { search: 'initech' },
+      { search: 'INITECH', status: 'pending' as const },
     ]) {
       const want = rows.filter((r) => naiveMatches(r, filters)).length;
       for (const cap of [5, 1000, 100_000]) {

@@ -13,7 +13,7 @@ import {
 } from '../access';
 import { DEFAULT_ORDER, orderTerms, SORT_KEYS } from './expressions';
 import { filterShape, filterShapeName, isCommonFilterShape, matchesNothing, searchOffIndex, type ContractFilters, type FilterShape } from './filters';
-import { rangeChoice, rowsInRange, rowsUpdatedSince } from './range-choice';
+import { rangeChoice, rowsInPath, rowsInRange, rowsUpdatedSince } from './range-choice';
 
 /**
  * How many contracts of a scope match, by the cheapest exact means the filters allow:
@@ -66,6 +66,9 @@ function counterScope(table: typeof contractCounts | typeof contractDateCounts |
   const organizations = sql`(NOT ${table.personal} AND ${table.scopeId} = any(${sql.placeholder('orgIds')}::uuid[]))`;
   return shape.personal ? sql`((${table.personal} AND ${table.scopeId} = ${sql.placeholder('userId')}) OR ${organizations})` : organizations;
 }
+
+/** The list's default order: a capped count of q reads each path in it. */
+const listOrder = orderTerms(DEFAULT_ORDER, SORT_KEYS[DEFAULT_ORDER.field].expression, sql`${contracts.id}`);
 
 const autoRenewalKey = sql`CASE WHEN ${sql.placeholder('autoRenewal')}::boolean THEN 1 ELSE 0 END`;
 
@@ -137,7 +140,6 @@ function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped
   // (walking an index until enough match) rather than as all its matches.
   // Each path in list order, like a page, so that a common word is found by walking the
   // path's list index (a few thousand rows) and a rare one through the trigram index.
-  const listOrder = orderTerms(DEFAULT_ORDER, SORT_KEYS[DEFAULT_ORDER.field].expression, sql`${contracts.id}`);
   const capPlusOne = sql.placeholder('capPlusOne');
   const paths = accessPaths(shape);
   // With a date window or updated_since, a path with few rows in that range (its counters
@@ -153,10 +155,9 @@ function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped
     const walk = db
       .select({ one: sql<number>`1`.as('one') })
       .from(contracts)
-      .where(and(path, ...filter.clauses, range ? sql`${range.rows[i]} >= ${range.few}` : undefined))
+      .where(and(path, ...filter.clauses, sql`${range.rows[i]} >= ${range.few}`))
       .orderBy(...listOrder)
       .limit(capPlusOne);
-    if (!range) return [walk];
     const inRange = db
       .select({ one: sql<number>`1`.as('one') })
       .from(contracts)
@@ -183,8 +184,8 @@ function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped
  */
 export const SEARCH_RANGE_ROWS = 20_000;
 
-/** The range (a date window, else updated_since) a capped count of q may walk per path, with each path's rows in it. */
-function searchRange(shape: AccessShape, filter: FilterShape): { rows: SQL[]; few: SQL; order: SQL[] } | undefined {
+/** The range (a date window, else updated_since, else the whole path) a capped count of q may walk per path, with each path's rows in it. */
+function searchRange(shape: AccessShape, filter: FilterShape): { rows: SQL[]; few: SQL; order: SQL[] } {
   const few = sql.raw(String(SEARCH_RANGE_ROWS));
   const choice = rangeChoice(filter, DEFAULT_ORDER);
   if (choice?.counters) {
@@ -194,7 +195,11 @@ function searchRange(shape: AccessShape, filter: FilterShape): { rows: SQL[]; fe
   if (filter.names.includes('updatedSince')) {
     return { rows: rowsUpdatedSince(shape), few, order: [sql`${contracts.updatedAt} DESC`, sql`${contracts.id} DESC`] };
   }
-  return undefined;
+  // No range: the path itself. A small path (a typical caller's) is walked whole in list
+  // order sooner than the trigram index builds its bitmap of a common word over the whole
+  // table, which Postgres prices as cheap (`q=initech` for a caller who sees 15,000 of
+  // 10,000,000 contracts: 262 ms for the bitmap of 1.7 million matches, 5 ms walking).
+  return { rows: rowsInPath(shape), few, order: listOrder };
 }
 
 export function contractCountStatement(

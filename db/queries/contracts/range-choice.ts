@@ -1,5 +1,5 @@
 import { and, sql, type SQL } from 'drizzle-orm';
-import { contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
+import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import { accessPaths, type AccessShape } from '../access';
 import type { Sort } from './expressions';
 import type { FilterShape } from './filters';
@@ -155,5 +155,13 @@ export function rowsUpdatedSince(shape: AccessShape): SQL[] {
   return pathCounterKeys(shape).map(
     ({ personal, id }) =>
       sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`, sql`${t.day} >= ${sinceDay}`)})`,
+  );
+}
+
+/** Each access path's contracts, from its counters (contract_counts): a dozen rows a path. */
+export function rowsInPath(shape: AccessShape): SQL[] {
+  const t = contractCounts;
+  return pathCounterKeys(shape).map(
+    ({ personal, id }) => sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`)})`,
   );
 }
