@@ -28,7 +28,8 @@ interface Operation {
   /** The path below /api/v1 with its {parameters} as named groups. */
   pattern: RegExp;
   /** The procedure's path in the router ("contracts.list"). */
-  procedure: string;
+  path: string;
+  procedure: AnyProcedure;
 }
 
 function operationsOf(): Operation[] {
@@ -37,7 +38,7 @@ function operationsOf(): Operation[] {
     const openapi = (definition._def.meta as OpenApiMeta | undefined)?.openapi;
     if (!openapi) return [];
     const source = openapi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '(?<$1>[^/]+)');
-    return [{ method: openapi.method, pattern: new RegExp(`^${source}/?$`), procedure }];
+    return [{ method: openapi.method, pattern: new RegExp(`^${source}/?$`), path: procedure, procedure: definition }];
   });
 }
 
@@ -65,12 +66,15 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
 
   const ifNoneMatch = ifNoneMatchOf(req.headers);
   const deferred: DeferredRateLimit | undefined = ifNoneMatch ? {} : undefined;
-  const call = operation.procedure
-    .split('.')
-    .reduce<unknown>(
-      (node, segment) => (node as Record<string, unknown>)[segment],
-      restRouter.createCaller(deferred ? { ...ctx, deferredRateLimit: deferred } : ctx),
-    ) as (input: unknown) => Promise<unknown>;
+  const callerCtx = deferred ? { ...ctx, deferredRateLimit: deferred } : ctx;
+  // What tRPC's caller (`restRouter.createCaller(ctx).contracts.list(input)`) does, without
+  // building its proxy of the router, one proxy per property read, on every request: the
+  // procedure called with the context and the input, its middleware chain, input and
+  // output validation as before, and its failure thrown as it is (the caller rethrows it
+  // unchanged too).
+  const { procedure, path: procedurePath } = operation;
+  const call = (input: unknown) =>
+    procedure({ path: procedurePath, getRawInput: async () => input, ctx: callerCtx, type: procedure._def.type, signal: undefined, batchIndex: 0 }) as Promise<unknown>;
   if (!ifNoneMatch || !deferred) return answer(JSON.stringify(await call(input)), responseHeaders);
 
   // A conditional GET: the query runs, and its answer decides what the request costs. A

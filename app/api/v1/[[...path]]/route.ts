@@ -1,10 +1,7 @@
-import { observed } from '@/server/observability/request';
-import { handleApiRequest } from '@/server/rest/router';
+import { apiRouteHandler as handler } from '@/server/rest/route-handler';
 
 // Every path and method below /api/v1 reaches the API's router, so that unknown paths and
-// methods get the API's JSON 404 and 405 (server/rest/router.ts). Observed (one log line
-// per request): the router names the route template it matched; unknown paths keep this one.
-const handler = observed('/api/v1/[[...path]]', handleApiRequest);
+// methods get the API's JSON 404 and 405 (server/rest/router.ts, server/rest/route-handler.ts).
 export const dynamic = 'force-dynamic';
 export const GET = handler;
 export const HEAD = handler;
