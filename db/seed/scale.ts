@@ -255,8 +255,19 @@ async function loadScale(db: Database, plan: ScalePlan, run: Step, wrote: (rows:
       // the shared organisations.
       await segment(personal, userId(sql`1 + i % ${plan.users}`), sql`NULL::uuid`);
       await segment(rest - personal, userId(sql`1 + i % ${plan.users}`), orgId(sql`${firstSharedOrg} + i % ${sharedOrgs}`));
+      // The table's parallel_workers (0 since migration 0016, for its queries) also decides
+      // CREATE INDEX's: the builds get Postgres's own choice back, and the table its
+      // parameters after them, in this transaction.
+      const [table] = await executeRows<{ options: string[] | null }>(tx as unknown as Database, sql`
+        SELECT reloptions AS options FROM pg_class WHERE oid = 'contracts'::regclass`);
+      const parallelWorkers = (table?.options ?? []).find((option) => option.startsWith('parallel_workers='));
+      if (parallelWorkers) await tx.execute(sql`ALTER TABLE contracts RESET (parallel_workers)`);
       for (const [n, { name, definition }] of indexRows.entries()) {
         await run(`contracts: building index ${n + 1} of ${indexRows.length} (${name})`, () => tx.execute(sql.raw(definition)));
+      }
+      if (parallelWorkers) {
+        const workers = Number(parallelWorkers.slice('parallel_workers='.length));
+        await tx.execute(sql`ALTER TABLE contracts SET (parallel_workers = ${sql.raw(String(workers))})`);
       }
       // Names the commit as the step under way (a failure there is reported as such).
       await run('contracts: committing', async () => {});

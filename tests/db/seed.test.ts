@@ -173,6 +173,9 @@ describe('scale seed: progress, no statement timeout, a failure a rerun finishes
     const plan = await seedScale(seedDb.db, N, { chunkRows: 1_000, progressEveryMs: 20, onProgress: (line) => lines.push(line) });
     expect(await scaleContracts(handle)).toBe(N);
     expect(await indexes(handle)).toEqual(indexesBefore);
+    // The index builds lifted the table's parallel_workers (migration 0016) for themselves only.
+    const [table] = await handle.query<{ options: string[] | null }>(`select reloptions as options from pg_class where oid = 'contracts'::regclass`);
+    expect(table!.options).toEqual(['parallel_workers=0']);
     // The heavy caller's contracts, as the plan says.
     const [heavy] = await handle.query<{ n: string }>(
       `select count(*) as n from contracts c join users u on u.id = c.owner_id where u.email = 'heavy@scale.example.com'`,
