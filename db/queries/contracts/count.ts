@@ -142,8 +142,8 @@ function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped
   // path's list index (a few thousand rows) and a rare one through the trigram index.
   const capPlusOne = sql.placeholder('capPlusOne');
   const paths = accessPaths(shape);
-  // With a date window or updated_since, a path with few rows in that range (its counters
-  // say) walks the range instead and tests the word on each of its rows (searchOffIndex):
+  // A path with few rows in its range (a date window, updated_since, else the path itself;
+  // its counters say) walks the range instead and tests the word on each row (searchOffIndex):
   // the walk in list order passed every row of the path outside the range, and Postgres
   // intersected the range with the trigram index's bitmap of the word, every contract in
   // every tenant that holds it (`expiring_within_days=90&q=initech` at 2M: 40 to 90 ms, of
