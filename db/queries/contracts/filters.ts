@@ -71,15 +71,34 @@ export function matchesNothing(filters: ContractFilters): boolean {
 export interface FilterShape {
   /** The filters present, in a fixed order: the part of a statement's name they decide. */
   names: FilterName[];
+  /** One per name, at the same position. */
   clauses: SQL[];
   values: Record<string, unknown>;
+  /** q with a status other than completed: the status's clause says so (notCompletedStatus). */
+  notCompleted: boolean;
 }
+
+/**
+ * The status clause of q with a status other than completed: the same rows, and the
+ * literal `status <> 'completed'` lets Postgres use the indexes of those contracts that
+ * carry their search text (db/schema.ts, contracts_*_not_completed_idx, migration 0017),
+ * which it cannot infer from `status = $status`. The word is then tested on index entries:
+ * `q=initech&status=processing` read every processing contract of the caller from the
+ * heap (408 to 540 ms at 2M).
+ */
+const notCompletedStatus = sql`(${contracts.status} = ${sql.placeholder('status')} AND ${contracts.status} <> 'completed')`;
 
 export function filterShape(filters: ContractFilters): FilterShape {
   const names = FILTER_NAMES.filter((name) => filters[name] !== undefined);
   const values: Record<string, unknown> = {};
   for (const name of names) values[name] = (FILTER_CLAUSES[name].value as (v: unknown) => unknown)(filters[name]);
-  return { names, clauses: names.map((name) => FILTER_CLAUSES[name].clause), values };
+  const notCompleted = filters.search !== undefined && filters.status !== undefined && filters.status !== 'completed';
+  const clauses = names.map((name) => {
+    if (!notCompleted) return FILTER_CLAUSES[name].clause;
+    if (name === 'status') return notCompletedStatus;
+    return name === 'search' ? offIndex(FILTER_CLAUSES.search.clause) : FILTER_CLAUSES[name].clause;
+  });
+  return { names, clauses, values, notCompleted };
 }
 
 /**
@@ -93,12 +112,16 @@ export function filterShape(filters: ContractFilters): FilterShape {
  */
 export function searchOffIndex(shape: FilterShape): SQL[] {
   const at = shape.names.indexOf('search');
-  return at < 0 ? shape.clauses : shape.clauses.map((clause, i) => (i === at ? sql`(${clause}) IS TRUE` : clause));
+  // notCompleted: q's clause is off the index already (filterShape).
+  return at < 0 || shape.notCompleted ? shape.clauses : shape.clauses.map((clause, i) => (i === at ? offIndex(clause) : clause));
 }
 
-/** "status,search" or "unfiltered". */
+const offIndex = (clause: SQL) => sql`(${clause}) IS TRUE`;
+
+/** "status,search", "status,search not-completed" or "unfiltered". */
 export function filterShapeName(shape: FilterShape): string {
-  return shape.names.length > 0 ? shape.names.join(',') : 'unfiltered';
+  if (shape.names.length === 0) return 'unfiltered';
+  return shape.names.join(',') + (shape.notCompleted ? ' not-completed' : '');
 }
 
 /**

@@ -114,7 +114,11 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     // read by id once the paths are merged and cut to the page (a deferred join): one heap
     // read per row of the page rather than one per row of every path's branch.
     const sortKeyExpression = SORT_KEYS[sort.field].expression;
-    const narrow = choice?.deferred === true;
+    // q with a status other than completed, sorted by created_at: each path walks its index
+    // of those contracts, which carries the search text (filters.ts, notCompletedStatus), so
+    // a branch that yields ids and sort keys only tests the word on index entries and reads
+    // no row it does not keep.
+    const narrow = choice ? choice.deferred : filter.notCompleted && sort.field === 'created_at';
     const branchSelection = (narrow ? { id: contracts.id, sortKey: sql<unknown>`${sortKeyExpression}`.as('sort_key') } : selection) as typeof selection;
     // Each branch is ordered and cut to limit + offset rows on its own, which lets Postgres
     // walk each index in order and merge them (Merge Append) instead of sorting the whole set.
@@ -140,7 +144,19 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     // after a cursor took 44 to 76 ms at 2M without it, 4 to 11 ms with it.
     const few = sql.raw(String(choice?.few ?? FEW_MATCHES));
     // Each path's rows in the range, counted up to `few` (walk-or-range, walk-or-window only).
-    const matches = choice ? rowsInRange(shape, choice) : [];
+    // walk-or-matches: each path's matches (ids, from the index that tests the word,
+    // index-only), at most `few`, once, in a CTE that both the path's choice counts and its
+    // sorted branch reads. Counted in a subquery and read again in another, a word found
+    // nowhere had every entry of the path's status tested twice.
+    const matchSets =
+      choice?.name === 'walk-or-matches'
+        ? paths.map((where, i) =>
+            db
+              .$with(`matches_${i}`)
+              .as(db.select({ id: contracts.id }).from(contracts).where(and(where, ...choice.clauses)).limit(choice.few)),
+          )
+        : undefined;
+    const matches = matchSets ? matchSets.map((set) => sql`(SELECT count(*) FROM ${set})`) : choice ? rowsInRange(shape, choice) : [];
     const walkGuards = paths.map((_, i) => (walkOrRange ? sql`${matches[i]} >= ${few}` : undefined));
     const twoRanges = ranges.length === 2 && !(choice?.name === 'walk-or-range' && filter.names.length === 1);
     const firstRangeRows = twoRanges
@@ -159,7 +175,7 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     };
     let branches;
     if (!walkOrRange) {
-      if (paths.length === 1 && ranges.length === 1) return branch(paths[0]!, ranges[0]).limit(limit).offset(offsetValue);
+      if (paths.length === 1 && ranges.length === 1 && !narrow) return branch(paths[0]!, ranges[0]).limit(limit).offset(offsetValue);
       branches = paths.flatMap((_, i) => pathRanges(i));
     } else {
       // Per path, two alternatives; a one-time filter (evaluated once, before any row is
@@ -178,10 +194,18 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
         if (choice!.deferred) {
           // The window's ids and sort keys (index-only, see WINDOW_FEW_MATCHES), sorted and
           // cut to the page; then those rows only, by primary key.
+          // walk-or-matches: the matches' ids from the index that tests the word (index-only),
+          // then their sort keys by id; as one scan, Postgres read every row of the status
+          // from the heap to test the word there (the sort key is not in that index).
+          // The cursor's ranges (and the null keys' clause, withNullKeys) name the sort key,
+          // which that index does not hold: tested on the matches' rows instead.
+          const inRange = matchSets
+            ? and(sql`${contracts.id} IN (SELECT ${sql.identifier('id')} FROM ${matchSets[i]})`, cursor ? or(...cursor.clauses) : undefined)
+            : inRangeWhere;
           const keys = db
             .select({ id: contracts.id, key: sql`${SORT_KEYS[sort.field].expression}`.as('window_key') })
             .from(contracts)
-            .where(inRangeWhere)
+            .where(inRange)
             .limit(choice!.few)
             .as('in_window');
           const windowId = sql`${sql.identifier('in_window')}.${sql.identifier('id')}`;
@@ -212,8 +236,9 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     const union = rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
     const order = orderTerms(sort, sql`${sql.identifier('sort_key')}`, sql`${sql.identifier('id')}`);
     // The CTE must be in scope of every branch: a WITH on the outer select, over the union.
-    const pageOf = firstRangeRows
-      ? db.with(firstRangeRows).select().from(union.as('after_cursor')).orderBy(...order).limit(limit).offset(offsetValue)
+    const ctes = [...(firstRangeRows ? [firstRangeRows] : []), ...(matchSets ?? [])];
+    const pageOf = ctes.length > 0
+      ? db.with(...ctes).select().from(union.as('after_cursor')).orderBy(...order).limit(limit).offset(offsetValue)
       : union.orderBy(...order).limit(limit).offset(offsetValue);
     if (!narrow) return pageOf;
     const pageIds = db.select({ id: sql`${sql.identifier('page_keys')}.${sql.identifier('id')}` }).from(pageOf.as('page_keys'));
