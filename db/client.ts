@@ -120,6 +120,12 @@ function directSessionSettings(applicationName: string, statementTimeoutMs: numb
     // cost can pass jit_above_cost, and compiling them took 135 to 155 ms for a page that
     // runs in 13 to 65 ms (docs/query-plans.md).
     jit: 'off',
+    // No parallel query: every statement of the API reads a few rows, and Postgres planned
+    // some (a count of updated_since with a status, a Parallel Append over the counter
+    // tables and contracts) as a Gather over two workers, whose start cost 40 to 50 ms
+    // here for 5 to 20 ms of work (docs/query-plans.md). Migration 0016 kept contracts'
+    // own scans serial; this covers every plan. A string: postgres.js leaves out a falsy value.
+    max_parallel_workers_per_gather: '0',
   };
 }
 

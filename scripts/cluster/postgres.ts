@@ -123,7 +123,8 @@ export async function ensurePrimary(s: State, sec: Secrets, programs: Programs, 
 }
 
 /**
- * The app's role and database. The role carries the statement timeout and `jit = off`, as
+ * The app's role and database. The role carries the statement timeout, `jit = off` and
+ * `max_parallel_workers_per_gather = 0`, as
  * the README asks behind a pooler: PgBouncer 1.18 refuses startup parameters it does not
  * know, so the app sends neither through it, and checks at start that its connections get
  * them from the role (it would warn, naming these statements, otherwise).
@@ -139,6 +140,7 @@ async function ensureRolesAndDatabase(s: State, sec: Secrets): Promise<void> {
     await sql.unsafe(`ALTER ROLE ${APP_ROLE} SET statement_timeout = ${Math.trunc(timeoutMs)}`);
     // What the app sends at connect when no pooler is in between (db/client.ts).
     await sql.unsafe(`ALTER ROLE ${APP_ROLE} SET jit = off`);
+    await sql.unsafe(`ALTER ROLE ${APP_ROLE} SET max_parallel_workers_per_gather = 0`);
     const [database] = await sql`SELECT 1 FROM pg_database WHERE datname = ${DATABASE}`;
     if (!database) await sql.unsafe(`CREATE DATABASE ${DATABASE} OWNER ${APP_ROLE}`);
   } finally {

@@ -28,19 +28,29 @@ describe.skipIf(!process.env.DATABASE_URL)('the settings of a pool’s connectio
     await pooledPrepared?.close();
   });
 
-  it.skipIf(!PREPARE)('turns JIT compiling off and sets the statement timeout on a direct connection', async () => {
-    expect(await direct.query('SELECT current_setting($1) AS jit, current_setting($2) AS timeout', ['jit', 'statement_timeout'])).toEqual([{ jit: 'off', timeout: '4321ms' }]);
-    expect(await direct.query("SELECT source FROM pg_settings WHERE name = 'jit'")).toEqual([{ source: 'client' }]);
+  it.skipIf(!PREPARE)('turns JIT compiling and parallel query off and sets the statement timeout on a direct connection', async () => {
+    expect(
+      await direct.query('SELECT current_setting($1) AS jit, current_setting($2) AS timeout, current_setting($3) AS workers', [
+        'jit',
+        'statement_timeout',
+        'max_parallel_workers_per_gather',
+      ]),
+    ).toEqual([{ jit: 'off', timeout: '4321ms', workers: '0' }]);
+    expect(await direct.query("SELECT name, source FROM pg_settings WHERE name IN ('jit', 'max_parallel_workers_per_gather') ORDER BY name")).toEqual([
+      { name: 'jit', source: 'client' },
+      { name: 'max_parallel_workers_per_gather', source: 'client' },
+    ]);
   });
 
   it('sends neither jit nor statement_timeout behind a pooler, only application_name', async () => {
     for (const handle of [pooled, pooledPrepared]) {
       const rows = await handle.query<{ name: string; source: string }>(
-        "SELECT name, source FROM pg_settings WHERE name IN ('jit', 'statement_timeout', 'application_name') ORDER BY name",
+        "SELECT name, source FROM pg_settings WHERE name IN ('jit', 'statement_timeout', 'application_name', 'max_parallel_workers_per_gather') ORDER BY name",
       );
       expect(rows).toEqual([
         { name: 'application_name', source: 'client' },
         { name: 'jit', source: expect.not.stringMatching(/^client$/) },
+        { name: 'max_parallel_workers_per_gather', source: expect.not.stringMatching(/^client$/) },
         { name: 'statement_timeout', source: expect.not.stringMatching(/^client$/) },
       ]);
     }

@@ -124,12 +124,18 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
     expect(await handle.query("SELECT current_setting('application_name') AS name, current_user AS role")).toEqual([{ name: 'contract-data-api', role }]);
   });
 
-  it('warns at start, naming the SQL to run, when the role has no statement timeout (and JIT on)', async () => {
+  it('warns at start, naming the SQL to run, when the role has no statement timeout (and JIT and parallel query on)', async () => {
     await getDatabase();
-    const [server] = await admin.query<{ jit_available: boolean }>("SELECT pg_jit_available() AND current_setting('jit') = 'on' AS jit_available");
+    // What a connection gets without the app's startup parameters (the admin handle sends
+    // jit = off itself): the server's own default.
+    const plain = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+    const [server] = await plain<{ jit_available: boolean }[]>`SELECT pg_jit_available() AND current_setting('jit') = 'on' AS jit_available`;
+    await plain.end({ timeout: 1 });
     const jitAvailable = server!.jit_available;
     const expected =
-      `ALTER ROLE "${role}" SET statement_timeout = '5s';` + (jitAvailable ? ` ALTER ROLE "${role}" SET jit = off;` : '');
+      `ALTER ROLE "${role}" SET statement_timeout = '5s';` +
+      (jitAvailable ? ` ALTER ROLE "${role}" SET jit = off;` : '') +
+      ` ALTER ROLE "${role}" SET max_parallel_workers_per_gather = 0; (new connections take it)`;
     await vi.waitFor(() => expect(warnings.filter((w) => w.includes('ALTER ROLE'))).toHaveLength(1), { timeout: 5_000 });
     const [line] = warnings.filter((w) => w.includes('ALTER ROLE'));
     expect(line).toContain(`no statement timeout`);
@@ -223,6 +229,7 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
   it('is silent at start once the role carries the settings', async () => {
     await admin.query(`ALTER ROLE ${role} SET statement_timeout = '5s'`);
     await admin.query(`ALTER ROLE ${role} SET jit = off`);
+    await admin.query(`ALTER ROLE ${role} SET max_parallel_workers_per_gather = 0`);
     // A role's settings reach new sessions: the maintenance database is a pool PgBouncer
     // opens now, with new server connections.
     const fresh = await openPostgres(urlOf(ADMIN_URL, { user: role, port: bouncer.port, database: 'postgres' }), { max: 1, prepare: false });
