@@ -231,7 +231,7 @@ export const contracts = pgTable(
       .where(sql`${t.organizationId} IS NULL AND ${t.status} <> 'completed'`),
     index('contracts_organization_not_completed_idx')
       .on(t.organizationId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())
-      .where(sql`${t.status} <> 'completed'`),
+      .where(sql`${t.organizationId} IS NOT NULL AND ${t.status} <> 'completed'`),
     // q: substring search in the title and, once extracted, the parties (pg_trgm).
     index('contracts_search_idx').using('gin', sql`${t.searchText} gin_trgm_ops`),
   ],

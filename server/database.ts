@@ -38,7 +38,7 @@ const SETTINGS_RECHECK_MS = 60_000;
 
 /**
  * Checks, once per process and off the request path (not awaited), that the primary's
- * connections run with the statement timeout and JIT setting the app wants, and warns
+ * connections run with the statement timeout, JIT and parallel-query settings the app wants, and warns
  * naming the SQL when not (server/database-settings.ts). It matters behind a pooler, where
  * the role carries them; a direct connection sends them itself and passes.
  */

@@ -11,4 +11,4 @@
 -- ("Migrating a large table") says how to build them CONCURRENTLY ahead of the migration.
 SET LOCAL statement_timeout = 0;--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "contracts_personal_not_completed_idx" ON "contracts" USING btree ("owner_id","status","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST) INCLUDE ("search_text") WHERE "contracts"."organization_id" IS NULL AND "contracts"."status" <> 'completed';--> statement-breakpoint
-CREATE INDEX IF NOT EXISTS "contracts_organization_not_completed_idx" ON "contracts" USING btree ("organization_id","status","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST) INCLUDE ("search_text") WHERE "contracts"."status" <> 'completed';
+CREATE INDEX IF NOT EXISTS "contracts_organization_not_completed_idx" ON "contracts" USING btree ("organization_id","status","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST) INCLUDE ("search_text") WHERE "contracts"."organization_id" IS NOT NULL AND "contracts"."status" <> 'completed';

@@ -106,12 +106,13 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
     expect(bouncer.ini).not.toMatch(/^ignore_startup_parameters/m);
   });
 
-  it('refuses the startup parameters the app used to send (statement_timeout, jit)', async () => {
-    // What openPostgres sent before: application_name and statement_timeout behind a
-    // pooler, jit as well with named statements.
+  it('refuses the startup parameters the app sends when connected directly (statement_timeout, jit, max_parallel_workers_per_gather)', async () => {
+    // What openPostgres sends on a direct connection (and once sent behind a pooler too):
+    // each of them alone is refused.
     for (const [parameter, connection] of [
       ['statement_timeout', { application_name: 'contract-data-api', statement_timeout: STATEMENT_TIMEOUT_MS }],
       ['jit', { application_name: 'contract-data-api', jit: 'off' }],
+      ['max_parallel_workers_per_gather', { application_name: 'contract-data-api', max_parallel_workers_per_gather: '0' }],
     ] as const) {
       const old = postgres(pooledUrl, { max: 1, prepare: false, connect_timeout: 5, onnotice: () => {}, connection });
       await expect(old.unsafe('SELECT 1')).rejects.toThrow(`unsupported startup parameter: ${parameter}`);
@@ -129,13 +130,15 @@ describe.skipIf(missing)(`the app behind a stock PgBouncer 1.18 in transaction m
     // What a connection gets without the app's startup parameters (the admin handle sends
     // jit = off itself): the server's own default.
     const plain = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-    const [server] = await plain<{ jit_available: boolean }[]>`SELECT pg_jit_available() AND current_setting('jit') = 'on' AS jit_available`;
+    const [server] = await plain<{ jit_available: boolean; parallel: boolean }[]>`
+      SELECT pg_jit_available() AND current_setting('jit') = 'on' AS jit_available,
+             current_setting('max_parallel_workers_per_gather')::int <> 0 AS parallel`;
     await plain.end({ timeout: 1 });
-    const jitAvailable = server!.jit_available;
     const expected =
       `ALTER ROLE "${role}" SET statement_timeout = '5s';` +
-      (jitAvailable ? ` ALTER ROLE "${role}" SET jit = off;` : '') +
-      ` ALTER ROLE "${role}" SET max_parallel_workers_per_gather = 0; (new connections take it)`;
+      (server!.jit_available ? ` ALTER ROLE "${role}" SET jit = off;` : '') +
+      (server!.parallel ? ` ALTER ROLE "${role}" SET max_parallel_workers_per_gather = 0;` : '') +
+      ' (new connections take it)';
     await vi.waitFor(() => expect(warnings.filter((w) => w.includes('ALTER ROLE'))).toHaveLength(1), { timeout: 5_000 });
     const [line] = warnings.filter((w) => w.includes('ALTER ROLE'));
     expect(line).toContain(`no statement timeout`);

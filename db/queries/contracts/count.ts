@@ -139,7 +139,9 @@ function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, capped
   // each path is limited too, so that the planner costs a path as the few rows it reads
   // (walking an index until enough match) rather than as all its matches.
   // Each path in list order, like a page, so that a common word is found by walking the
-  // path's list index (a few thousand rows) and a rare one through the trigram index.
+  // path's list index (a few thousand rows) and a rare one through the trigram index
+  // (with a status other than completed, q is tested on the entries of that status's
+  // index instead: filters.ts, notCompletedStatus).
   const capPlusOne = sql.placeholder('capPlusOne');
   const paths = accessPaths(shape);
   // A path with few rows in its range (a date window, updated_since, else the path itself;

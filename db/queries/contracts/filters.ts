@@ -71,7 +71,7 @@ export function matchesNothing(filters: ContractFilters): boolean {
 export interface FilterShape {
   /** The filters present, in a fixed order: the part of a statement's name they decide. */
   names: FilterName[];
-  /** One per name, at the same position. */
+  /** One per name, at the same position; page.ts may append unnamed ones after them (withNullKeys). */
   clauses: SQL[];
   values: Record<string, unknown>;
   /** q with a status other than completed: the status's clause says so (notCompletedStatus). */

@@ -236,7 +236,9 @@ export function contractPageStatement<T extends ContractSummaryRow = ContractSum
     const union = rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
     const order = orderTerms(sort, sql`${sql.identifier('sort_key')}`, sql`${sql.identifier('id')}`);
     // The CTE must be in scope of every branch: a WITH on the outer select, over the union.
-    const ctes = [...(firstRangeRows ? [firstRangeRows] : []), ...(matchSets ?? [])];
+    // The match sets first: after_key_rows counts walks whose guards read them, and a CTE
+    // sees only those listed before it.
+    const ctes = [...(matchSets ?? []), ...(firstRangeRows ? [firstRangeRows] : [])];
     const pageOf = ctes.length > 0
       ? db.with(...ctes).select().from(union.as('after_cursor')).orderBy(...order).limit(limit).offset(offsetValue)
       : union.orderBy(...order).limit(limit).offset(offsetValue);
