@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { countContractsBounded, contractCountStatement } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { contractPageStatement, selectContractPage } from '@/db/queries/contracts/page';
 import { FEW_MATCHES } from '@/db/queries/contracts/range-choice';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { SORT_FIELDS, type SortField } from '@/lib/contracts';
+import { walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
@@ -172,27 +173,9 @@ describe('q with a status other than completed', () => {
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));
         }
-        const walked: string[] = [];
-        let after: Cursor | undefined;
-        for (let i = 0; i < 100; i++) {
-          const page = await selectContractPage(handle.db, scope, filters, { limit: 397, sort, after });
-          walked.push(...page.map((r) => r.id));
-          if (page.length < 397) break;
-          after = { key: page.at(-1)!.sortKeyText, id: page.at(-1)!.id };
-        }
-        expect(walked).toEqual(want);
+        expect(await walkByCursor(handle.db, scope, filters, sort, 397)).toEqual(want);
         // A short cursor walk with pages of 2 (through the small paths' sorted matches).
-        if (filters.organizationId) {
-          const small: string[] = [];
-          let at: Cursor | undefined;
-          for (let i = 0; i < 40; i++) {
-            const page = await selectContractPage(handle.db, scope, filters, { limit: 2, sort, after: at });
-            small.push(...page.map((r) => r.id));
-            if (page.length < 2) break;
-            at = { key: page.at(-1)!.sortKeyText, id: page.at(-1)!.id };
-          }
-          expect(small).toEqual(want);
-        }
+        if (filters.organizationId) expect(await walkByCursor(handle.db, scope, filters, sort, 2, 40)).toEqual(want);
       },
       120_000,
     );

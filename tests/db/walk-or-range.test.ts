@@ -5,6 +5,7 @@ import { contractPageStatement, selectContractPage, type Cursor } from '@/db/que
 import { FEW_MATCHES } from '@/db/queries/contracts/range-choice';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { SORT_FIELDS, type SortField } from '@/lib/contracts';
+import { walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
@@ -121,16 +122,7 @@ describe('a range filter sorted by another key: each path walks or reads its ran
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));
         }
-        const walked: string[] = [];
-        let after: Cursor | undefined;
-        for (let i = 0; i < 100; i++) {
-          const page = await selectContractPage(handle.db, scope, filters, { limit: 97, sort, after });
-          walked.push(...page.map((r) => r.id));
-          if (page.length < 97) break;
-          const last = page.at(-1)!;
-          after = { key: last.sortKeyText, id: last.id };
-        }
-        expect(walked).toEqual(want);
+        expect(await walkByCursor(handle.db, scope, filters, sort, 97)).toEqual(want);
       },
       60_000,
     );

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { countContractsBounded, SEARCH_RANGE_ROWS } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { contractPageStatement, selectContractPage } from '@/db/queries/contracts/page';
 import { WINDOW_FEW_MATCHES } from '@/db/queries/contracts/range-choice';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import type { SortField } from '@/lib/contracts';
+import { walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
@@ -157,16 +158,7 @@ describe('a date window sorted by the other date: each path walks or reads its w
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));
         }
-        const walked: string[] = [];
-        let after: Cursor | undefined;
-        for (let i = 0; i < 100; i++) {
-          const page = await selectContractPage(handle.db, scope, filters, { limit: 997, sort, after });
-          walked.push(...page.map((r) => r.id));
-          if (page.length < 997) break;
-          const last = page.at(-1)!;
-          after = { key: last.sortKeyText, id: last.id };
-        }
-        expect(walked).toEqual(want);
+        expect(await walkByCursor(handle.db, scope, filters, sort, 997)).toEqual(want);
         if (filters.search !== undefined) {
           // The capped count of q walks the window's date (count.ts): exact under the cap.
           const counted = await countContractsBounded(handle.db, scope, filters, { searchCap: 1000 });
@@ -174,17 +166,7 @@ describe('a date window sorted by the other date: each path walks or reads its w
           expect((await countContractsBounded(handle.db, scope, filters)).total).toBe(want.length);
         }
         // A short cursor walk through the small path alone (every page from its range).
-        if (filters.organizationId) {
-          const small: string[] = [];
-          let at: Cursor | undefined;
-          for (let i = 0; i < 20; i++) {
-            const page = await selectContractPage(handle.db, scope, filters, { limit: 2, sort, after: at });
-            small.push(...page.map((r) => r.id));
-            if (page.length < 2) break;
-            at = { key: page.at(-1)!.sortKeyText, id: page.at(-1)!.id };
-          }
-          expect(small).toEqual(want);
-        }
+        if (filters.organizationId) expect(await walkByCursor(handle.db, scope, filters, sort, 2, 20)).toEqual(want);
       },
       180_000,
     );
