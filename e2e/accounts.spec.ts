@@ -24,6 +24,11 @@ async function hydrated(locator: Locator): Promise<Locator> {
 
 const alertText = (page: Page) => page.locator('.alert-error');
 
+// Each test signs up, verifies and hashes passwords several times: 5 to 9 s on a quiet
+// two-core machine and three times that on a busy one, where the default 30 s ran out
+// (the reset journey, in CI). As e2e/account-settings.spec.ts.
+test.describe.configure({ timeout: 120_000 });
+
 async function signUpForm(page: Page, email: string, password = PASSWORD): Promise<void> {
   await page.goto('/sign-up');
   await hydrated(page.getByRole('button', { name: 'Create account' }));

@@ -230,6 +230,8 @@ async function tabTo(page: Page, target: Locator, max = 40): Promise<void> {
 const NAMED_ROLES = ['button', 'checkbox', 'combobox', 'group', 'link', 'listbox', 'radio', 'spinbutton', 'textbox'];
 
 test('the create dialog with the keyboard alone and a screen reader: named controls and groups, focus kept and returned', async ({ page, request }, testInfo) => {
+  // A long walk through the dialog by keyboard: 13 s on a quiet machine, near the default 30 s on a busy one.
+  test.setTimeout(90_000);
   const name = unique('Keyboard Globex reader');
   await signInOverHttp(page.request, BOB.email);
   await openKeysPage(page);
