@@ -39,7 +39,15 @@ export function errorResponse(error: AppError, requestId: string, headers: Heade
  * its size without counting the body through a stream.
  */
 export function textResponse(body: string, status: number, headers: Headers): Response {
-  headers.set('Content-Length', String(Buffer.byteLength(body)));
+  return bytesResponse(Buffer.from(body), status, headers);
+}
+
+/**
+ * The same with a body already encoded (UTF-8): a Response given a string encodes it again
+ * on its own, which for a page of 50 contracts (about 25 KB) costs about 20 µs a request.
+ */
+export function bytesResponse(body: Uint8Array<ArrayBuffer>, status: number, headers: Headers): Response {
+  headers.set('Content-Length', String(body.byteLength));
   return new Response(body, { status, headers });
 }
 

@@ -2,7 +2,7 @@ import type { AnyProcedure } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ifNoneMatchOf, matchesAny, notModified, weakEtag } from '@/server/http/conditional';
 import type { DeferredRateLimit, RequestContext } from '@/server/http/context';
-import { textResponse } from '@/server/http/responses';
+import { bytesResponse } from '@/server/http/responses';
 import { restRouter } from '@/server/trpc/root';
 
 /**
@@ -75,15 +75,16 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
   const { procedure, path: procedurePath } = operation;
   const call = (input: unknown) =>
     procedure({ path: procedurePath, getRawInput: async () => input, ctx: callerCtx, type: procedure._def.type, signal: undefined, batchIndex: 0 }) as Promise<unknown>;
-  if (!ifNoneMatch || !deferred) return answer(JSON.stringify(await call(input)), responseHeaders);
+  // The body is encoded once: its entity tag and the response read the same bytes.
+  if (!ifNoneMatch || !deferred) return answer(Buffer.from(JSON.stringify(await call(input))), responseHeaders);
 
   // A conditional GET: the query runs, and its answer decides what the request costs. A
   // 304 counts only against the conditional quota; anything else (a 200, or an error after
   // authentication) against the key's quota too, as an unconditional request would, so
   // the limit stays exact however requests interleave.
-  let body: string;
+  let body: Buffer<ArrayBuffer>;
   try {
-    body = JSON.stringify(await call(input));
+    body = Buffer.from(JSON.stringify(await call(input)));
   } catch (error) {
     // Nothing to charge when authentication itself failed.
     await deferred.charge?.();
@@ -100,9 +101,9 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
 }
 
 /** The 200 of a JSON operation. */
-function answer(body: string, responseHeaders: Headers, etag = weakEtag(body)): Response {
+function answer(body: Buffer<ArrayBuffer>, responseHeaders: Headers, etag = weakEtag(body)): Response {
   setRepresentationHeaders(responseHeaders, etag);
-  return textResponse(body, 200, responseHeaders);
+  return bytesResponse(body, 200, responseHeaders);
 }
 
 function setRepresentationHeaders(headers: Headers, etag: string): void {

@@ -196,6 +196,18 @@ describe('ETag and If-None-Match', () => {
     expect((after.json as { data: { contract: { title: string } } }).data.contract.title).toBe('Renamed for the ETag test');
   });
 
+  it('sends a body of multi-byte text whole: Content-Length counts its bytes, and the ETag is the same over HEAD', async () => {
+    const title = 'Vertrag über Ölförderung 契約書 🚀 İ';
+    await handle.db.update(contracts).set({ title, updatedAt: new Date() }).where(eq(contracts.id, aliceContract));
+    for (const path of [`/contracts/${aliceContract}`, '/contracts?limit=50']) {
+      const answer = await call('GET', path);
+      expect(answer.status).toBe(200);
+      expect(Number(answer.headers.get('content-length')), path).toBe(Buffer.byteLength(answer.text));
+      expect(answer.text, path).toContain(title);
+      expect((await call('HEAD', path)).headers.get('etag'), path).toBe(answer.headers.get('etag'));
+    }
+  });
+
   it('answers HEAD with the same validators, and a conditional HEAD with 304', async () => {
     const get = await call('GET', '/contracts?limit=2');
     const head = await call('HEAD', '/contracts?limit=2');
