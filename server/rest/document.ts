@@ -1,6 +1,6 @@
 import { ifNoneMatchOf, matchesAny, notModified, weakEtag } from '@/server/http/conditional';
 import { publicOriginOf } from '@/server/http/public-origin';
-import { textResponse } from '@/server/http/responses';
+import { bytesResponse } from '@/server/http/responses';
 import { openApiDocument } from './openapi-document';
 
 /**
@@ -14,9 +14,10 @@ export async function serveDocument(req: Request, responseHeaders: Headers): Pro
   responseHeaders.set('Cache-Control', fromRequest ? 'private, max-age=300' : 'public, max-age=300');
   responseHeaders.set('Access-Control-Allow-Origin', '*');
   responseHeaders.set('Content-Type', 'application/json; charset=utf-8');
-  const body = JSON.stringify(openApiDocument(origin));
+  // Encoded once: the entity tag and the response read the same bytes.
+  const body = Buffer.from(JSON.stringify(openApiDocument(origin)));
   responseHeaders.set('ETag', weakEtag(body));
   const ifNoneMatch = ifNoneMatchOf(req.headers);
   if (ifNoneMatch && matchesAny(ifNoneMatch, responseHeaders.get('ETag')!)) return notModified(responseHeaders);
-  return textResponse(body, 200, responseHeaders);
+  return bytesResponse(body, 200, responseHeaders);
 }

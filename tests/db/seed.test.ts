@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '@/db/client';
 import { selectContract } from '@/db/queries/contracts/by-id';
 import { countContracts } from '@/db/queries/contracts/count';
-import { selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { DEFAULT_ORDER } from '@/db/queries/contracts/expressions';
+import { selectContractPage } from '@/db/queries/contracts/page';
 import { selectMemberships } from '@/db/queries/memberships';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, resetData, seedDemo } from '@/db/seed/demo';
 import { SeedStepError, seedScale } from '@/db/seed/scale';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
+import { walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase, describeDriver, PREPARE } from '../helpers/db';
 
 let handle: DatabaseHandle;
@@ -90,16 +92,7 @@ describe('access query on the demo data', () => {
       byOffset.push(...(await selectContractPage(handle.db, scope, {}, { limit: 4, offset })).map((c) => c.id));
     }
     expect(byOffset).toEqual(all);
-    const byCursor: string[] = [];
-    let after: Cursor | undefined;
-    for (;;) {
-      const page = await selectContractPage(handle.db, scope, {}, { limit: 3, after });
-      if (page.length === 0) break;
-      byCursor.push(...page.map((c) => c.id));
-      const last = page[page.length - 1]!;
-      after = { key: last.sortKeyText, id: last.id };
-    }
-    expect(byCursor).toEqual(all);
+    expect(await walkByCursor(handle.db, scope, {}, DEFAULT_ORDER, 3)).toEqual(all);
   });
 
   it('filters by status and organisation, and hides other tenants in get-one', async () => {
