@@ -5,7 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgres } from '@/db/client';
+import { openPostgres, type DatabaseHandle } from '@/db/client';
+import { seedDemo } from '@/db/seed/demo';
+import { webhook } from '@/scripts/commands/webhook';
+import { runInProcess } from '../helpers/command';
+import { configureForFile } from '../helpers/config';
+import { createTestDatabase } from '../helpers/db';
 import { startReceiver, verify, type Receiver } from '../webhooks/support';
 
 const run = promisify(execFile);
@@ -13,14 +18,19 @@ const TSX = path.resolve('node_modules/.bin/tsx');
 
 // The operators' command line, run as a real process against its own database (a fresh
 // Postgres database next to DATABASE_URL, else a fresh PGlite directory), with AUTH_SECRET
-// as a server would have it and no WEBHOOK_ENCRYPTION_KEY: the key derives from it.
+// as a server would have it and no WEBHOOK_ENCRYPTION_KEY: the key derives from it. Where
+// the process itself is not what is tested, the same command runs in this process
+// (tests/helpers/command.ts) against the file's own demo database, with the same settings.
+const SETTINGS = { AUTH_SECRET: 'cli-test-auth-secret-0123456789abcdef', WEBHOOK_ENCRYPTION_KEY: '', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+configureForFile(SETTINGS);
+let demo: DatabaseHandle;
 let env: NodeJS.ProcessEnv;
 let cleanup: () => Promise<void>;
 let receiver: Receiver;
 
 beforeAll(async () => {
   const base = process.env.DATABASE_URL;
-  const common = { AUTH_SECRET: 'cli-test-auth-secret-0123456789abcdef', WEBHOOK_ENCRYPTION_KEY: '', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  const common = SETTINGS;
   if (base) {
     const name = `cda_whcli_${randomBytes(4).toString('hex')}`;
     const admin = await openPostgres(base, { max: 1 });
@@ -41,9 +51,12 @@ beforeAll(async () => {
   }
   await run(TSX, ['--conditions=react-server', 'scripts/db-seed.ts'], { env });
   receiver = await startReceiver();
+  demo = await createTestDatabase();
+  await seedDemo(demo.db);
 }, 120_000);
 afterAll(async () => {
   await receiver?.close();
+  await demo?.close();
   await cleanup?.();
 });
 
@@ -56,9 +69,11 @@ async function cli(...args: string[]) {
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+const inProcess = (...args: string[]) => runInProcess(webhook, demo.db, args);
 
 describe('npm run webhook', () => {
-  it('create prints one JSON object with the id and the secret; test delivers a signed event; list; delete', async () => {
+  it('create prints one JSON object with the id and the secret; another process tests it with a signed event; a failed delivery exits 1', async () => {
+    receiver.fallback = { status: 200, body: 'ok' };
     const created = await cli('create', '--email', 'alice@example.com', '--url', receiver.url, '--events', 'contract.updated,contract.renewal_upcoming', '--offsets', '60,14');
     expect(created.code, created.stderr).toBe(0);
     const printed = JSON.parse(created.stdout) as { id: string; secret: string };
@@ -68,13 +83,27 @@ describe('npm run webhook', () => {
     expect(created.stderr).not.toContain(printed.secret);
 
     // Another process decrypts the secret and signs with it: the receiver verifies with the printed one.
+    const before = receiver.received.length;
     const tested = await cli('test', '--id', printed.id);
     expect(tested.code, tested.stderr).toBe(0);
     expect(JSON.parse(tested.stdout)).toMatchObject({ state: 'succeeded', status_code: 200 });
-    const message = verify(printed.secret, receiver.received[0]!);
+    const message = verify(printed.secret, receiver.received[before]!);
     expect(message.type).toBe('webhook.test');
 
-    const listed = await cli('list', '--email', 'alice@example.com');
+    receiver.fallback = { status: 500 };
+    const failed = await cli('test', '--id', printed.id);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ state: 'pending', status_code: 500 });
+  }, 300_000);
+
+  it('list shows an endpoint with its last day of deliveries and never its secret; delete removes it', async () => {
+    receiver.fallback = { status: 200, body: 'ok' };
+    const created = await inProcess('create', '--email', 'alice@example.com', '--url', receiver.url, '--events', 'contract.updated,contract.renewal_upcoming', '--offsets', '60,14');
+    expect(created.code, created.stderr).toBe(0);
+    const printed = JSON.parse(created.stdout) as { id: string; secret: string };
+    expect((await inProcess('test', '--id', printed.id)).code).toBe(0);
+
+    const listed = await inProcess('list', '--email', 'alice@example.com');
     expect(listed.stdout).toContain(printed.id);
     expect(listed.stdout).toContain(`whsec_…${printed.secret.slice(-5, -1)}`);
     expect(listed.stdout).toContain('contract.updated,contract.renewal_upcoming');
@@ -82,15 +111,18 @@ describe('npm run webhook', () => {
     expect(listed.stdout).toContain('last 24 h 1 ok / 0 failed');
     expect(listed.stdout).not.toContain(printed.secret);
 
-    receiver.fallback = { status: 500 };
-    const failed = await cli('test', '--id', printed.id);
-    expect(failed.code).toBe(1);
-    expect(JSON.parse(failed.stdout)).toMatchObject({ state: 'pending', status_code: 500 });
+    expect(await inProcess('delete', '--id', printed.id)).toEqual({ code: 0, stdout: `Deleted endpoint ${printed.id}.\n`, stderr: '' });
+    expect((await inProcess('list', '--email', 'alice@example.com')).stdout).toBe('No webhook endpoints.\n');
+  });
 
-    expect((await cli('delete', '--id', printed.id)).code).toBe(0);
-    expect((await cli('list', '--email', 'alice@example.com')).stdout).toContain('No webhook endpoints.');
-    // Seven processes, each opening the database: minutes on a loaded machine.
-  }, 300_000);
+  it('prints and exits as the in-process runner of the tests reports', async () => {
+    const cases = [['list', '--email', 'bob@example.com'], ['test', '--id', '00000000-0000-4000-8000-000000000000'], ['frobnicate']];
+    for (const args of cases) {
+      const [asProcess, here] = await Promise.all([cli(...args), inProcess(...args)]);
+      expect(asProcess, args.join(' ')).toEqual(here);
+    }
+    expect((await inProcess('test', '--id', '00000000-0000-4000-8000-000000000000')).code).toBe(1);
+  }, 120_000);
 
   it.each([
     [['create', '--email', 'alice@example.com'], /--url is required/],
@@ -103,7 +135,7 @@ describe('npm run webhook', () => {
     [['test', '--id', '00000000-0000-4000-8000-000000000000'], /No webhook endpoint with the id/],
     [['frobnicate'], /Usage:/],
   ])('%j fails with a clear message on stderr', async (args, message) => {
-    const result = await cli(...args);
+    const result = await inProcess(...args);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
