@@ -1,15 +1,11 @@
 import { parseArgs } from 'node:util';
-import { eq } from 'drizzle-orm';
-import type { Database } from '@/db/client';
 import { selectTokenById } from '@/db/queries/tokens';
-import { users } from '@/db/schema';
 import { describeAccess, describeAddresses, MAX_ROLL_GRACE_HOURS, type Access } from '@/lib/key-restrictions';
 import { createApiKey, listKeysManagedBy } from '@/server/access/keys';
 import { revokeTokenById, rollApiKey } from '@/server/access/tokens';
-import { normalizeEmail } from '@/server/auth/users';
 import { AppError } from '@/server/errors';
 import { UsageError } from '../run-script';
-import type { CommandIO } from './command';
+import { userIdOf, type CommandIO } from './command';
 
 const USAGE = `Usage:
   npm run apikey -- create --email EMAIL --name NAME [--expires-in-days DAYS]
@@ -24,12 +20,6 @@ const USAGE = `Usage:
   npm run apikey -- revoke --id KEY_ID`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-async function userIdOf(db: Database, email: string): Promise<string> {
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalizeEmail(email)));
-  if (!user) throw new UsageError(`No user with the email ${email}.`);
-  return user.id;
-}
 
 const list = (value: string) => value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
 

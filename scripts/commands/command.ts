@@ -1,11 +1,12 @@
 import type { Database, DatabaseHandle } from '@/db/client';
+import { userIdByEmail } from '@/server/auth/users';
 import { getDatabase } from '@/server/database';
-import { runScript } from '../run-script';
+import { runScript, UsageError } from '../run-script';
 
 /**
  * What an operator's command (scripts/commands/) is given: its arguments, its two output
  * streams (a line each call) and the database, opened only when asked for, after every
- * argument was checked. Its exit code is what it resolves to (0 when nothing).
+ * argument was checked. Its exit code is what it resolves to.
  */
 export interface CommandIO {
   argv: readonly string[];
@@ -14,7 +15,7 @@ export interface CommandIO {
   database(): Promise<Database>;
 }
 
-export type Command = (io: CommandIO) => Promise<number | void>;
+export type Command = (io: CommandIO) => Promise<number>;
 
 /** A command as a process: the process's arguments and console, the configured database (closed at the end). */
 export function runCommand(command: Command): void {
@@ -27,9 +28,16 @@ export function runCommand(command: Command): void {
         err: (line) => console.error(line),
         database: async () => (handle ??= await getDatabase()).db,
       });
-      if (code) process.exitCode = code;
+      process.exitCode = code;
     } finally {
       await handle?.close();
     }
   });
+}
+
+/** The account a command acts for, by its e-mail address; a usage error when there is none. */
+export async function userIdOf(db: Database, email: string): Promise<string> {
+  const userId = await userIdByEmail(db, email);
+  if (!userId) throw new UsageError(`No user with the email ${email}.`);
+  return userId;
 }

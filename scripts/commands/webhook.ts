@@ -1,14 +1,10 @@
 import { parseArgs } from 'node:util';
-import { eq } from 'drizzle-orm';
-import type { Database } from '@/db/client';
 import { selectEndpointOwner } from '@/db/queries/webhooks';
-import { users } from '@/db/schema';
 import { WEBHOOK_EVENT_TYPES } from '@/lib/webhooks';
-import { normalizeEmail } from '@/server/auth/users';
 import { AppError } from '@/server/errors';
 import { createEndpoint, deleteEndpoint, listEndpoints, sendTestEvent } from '@/server/webhooks/endpoints';
 import { UsageError } from '../run-script';
-import type { CommandIO } from './command';
+import { userIdOf, type CommandIO } from './command';
 
 const USAGE = `Usage:
   npm run webhook -- create --email EMAIL --url URL [--events a,b] [--offsets 90,30,7]
@@ -20,12 +16,6 @@ const USAGE = `Usage:
       sends a webhook.test event now and prints the outcome as JSON (exit 1 unless delivered)`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-async function userIdOf(db: Database, email: string): Promise<string> {
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, normalizeEmail(email)));
-  if (!user) throw new UsageError(`No user with the email ${email}.`);
-  return user.id;
-}
 
 function listOf(text: string | undefined): string[] | undefined {
   return text === undefined ? undefined : text.split(',').map((item) => item.trim()).filter(Boolean);

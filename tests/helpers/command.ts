@@ -21,7 +21,7 @@ export async function runInProcess(command: Command, db: Database, argv: string[
   const text = (lines: string[]) => lines.map((line) => `${line}\n`).join('');
   try {
     const code = await command({ argv, out: (line) => out.push(line), err: (line) => err.push(line), database: async () => db });
-    return { code: code ?? 0, stdout: text(out), stderr: text(err) };
+    return { code, stdout: text(out), stderr: text(err) };
   } catch (error) {
     err.push(failureMessage(error));
     return { code: 1, stdout: text(out), stderr: text(err) };
