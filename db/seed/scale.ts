@@ -258,10 +258,15 @@ async function loadScale(db: Database, plan: ScalePlan, run: Step, wrote: (rows:
       // The table's parallel_workers (0 since migration 0016, for its queries) also decides
       // CREATE INDEX's: the builds get Postgres's own choice back, and the table its
       // parameters after them, in this transaction.
-      const [table] = await executeRows<{ options: string[] | null }>(tx as unknown as Database, sql`
-        SELECT reloptions AS options FROM pg_class WHERE oid = 'contracts'::regclass`);
-      const parallelWorkers = (table?.options ?? []).find((option) => option.startsWith('parallel_workers='));
-      if (parallelWorkers) await tx.execute(sql`ALTER TABLE contracts RESET (parallel_workers)`);
+      // A step of its own: under the last insert's name, the progress said rows were being
+      // inserted that were all written (and a failure here would have been named so).
+      const parallelWorkers = await run('contracts: parallel workers for the index builds', async () => {
+        const [table] = await executeRows<{ options: string[] | null }>(tx as unknown as Database, sql`
+          SELECT reloptions AS options FROM pg_class WHERE oid = 'contracts'::regclass`);
+        const found = (table?.options ?? []).find((option) => option.startsWith('parallel_workers='));
+        if (found) await tx.execute(sql`ALTER TABLE contracts RESET (parallel_workers)`);
+        return found;
+      });
       for (const [n, { name, definition }] of indexRows.entries()) {
         await run(`contracts: building index ${n + 1} of ${indexRows.length} (${name})`, () => tx.execute(sql.raw(definition)));
       }
