@@ -5,6 +5,8 @@ import { exportContractsBody } from '@/server/contracts/schemas';
 import { EXPORT_COLUMNS } from '@/server/contracts/shape';
 import { errorEnvelopeSchema } from '@/server/errors';
 import { restRouter } from '@/server/trpc/root';
+import { CHANGELOG, changelogVersion } from './changelog';
+import { changelogSection } from './changelog-markdown';
 import { calendarFeedOpenApi } from './openapi-calendar-feed';
 import { addWebhooks } from './openapi-webhooks';
 import { addCodeSamples } from './code-samples';
@@ -53,6 +55,13 @@ The export is RFC 4180: UTF-8, CRLF line ends (also after the last row), a heade
 
 ## Typed client
 A TypeScript client generated from this document (openapi-typescript types over openapi-fetch) lives in the repository under \`clients/typescript\`; its code samples are shown with each operation.`;
+
+// What a client may rely on as the API changes (docs/api-changes.md, for clients), before the changelog.
+const CHANGES_DESCRIPTION = `## Changes and deprecation
+\`/api/v1\` changes only in ways that keep a working client working: new operations, new optional parameters, new fields in answers, new values in answers' enumerations (error codes, statuses, webhook event types) and new webhook events. Write clients that ignore fields, values and events they do not know. Something that is to go is deprecated first: it is marked \`deprecated\` in this document, and every answer to a request that used it (a parameter it sent, or an operation whose answers carry a deprecated field) has \`Deprecation: @<Unix time of the announcement>\` (RFC 9745), \`Sunset: <HTTP date>\` (RFC 8594: when it may be gone, at least 12 months after the announcement) and \`Link: <…/docs/changelog#…>; rel="deprecation"\` to its changelog entry. A change that cannot be made so would be a new version, \`/api/v2\`, and \`/api/v1\` would keep answering beside it for at least 12 months. \`info.version\` is the version of the newest changelog entry below.`;
+
+/** The introduction: the API's conventions, then the change policy and the changelog (links on `origin`). */
+const apiDescription = (origin: string) => `${API_DESCRIPTION}\n\n${CHANGES_DESCRIPTION}\n\n${changelogSection(CHANGELOG, origin)}`;
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed request: a parameter out of range or of the wrong type, an unknown query parameter, a parameter given twice, or two different API keys. The message and `details` name the parameter.',
@@ -263,7 +272,7 @@ function documentOperation(): Json {
               properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
               additionalProperties: true,
             },
-            example: { openapi: '3.1.0', info: { title: 'Contract Data API', version: '1.0.0' }, paths: {} },
+            example: { openapi: '3.1.0', info: { title: 'Contract Data API', version: changelogVersion() }, paths: {} },
           },
         },
       },
@@ -302,8 +311,9 @@ function headOperation(get: Json): Json {
 export function buildOpenApiDocument(baseUrl: string): Json {
   const doc = generateOpenApiDocument(restRouter, {
     title: 'Contract Data API',
-    version: '1.0.0',
-    description: API_DESCRIPTION,
+    // Derived from the changelog, so that every entry changes it (server/rest/changelog.ts).
+    version: changelogVersion(),
+    description: apiDescription(baseUrl),
     baseUrl: `${baseUrl}${API_PREFIX}`,
     securitySchemes: {
       ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from Settings → API Keys. The permissions an operation lists (`contracts:read`, `contracts:export`) are those the key needs.' },

@@ -1666,7 +1666,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.0.0"
+                     *         "version": "1.23.0"
                      *       },
                      *       "paths": {}
                      *     }
