@@ -7,6 +7,8 @@ import { AppError, invalidRequest } from '@/server/errors';
 import { parseJsonBody, readBodyText } from '@/server/http/body';
 import type { RequestContext } from '@/server/http/context';
 import { rejectQueryParameters } from '@/server/http/query';
+import { addDeprecationHeaders, linkOrigin, usedDeprecations } from './deprecation-headers';
+import { EXPORT_OPERATION_ID } from './paths';
 
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -24,6 +26,10 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
     // `?status=completed` on the export would otherwise export everything.
     rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
     body = await readExportBody(req, ctx);
+    // Only this handler reads the body: the deprecation headers of its fields are added
+    // here (the router adds those of the query and of the answer's fields).
+    const used = usedDeprecations(EXPORT_OPERATION_ID, { body: Object.keys(body).filter((field) => body[field as keyof ExportContractsBody] !== undefined) });
+    addDeprecationHeaders(responseHeaders, used, used.length > 0 ? linkOrigin(ctx.headers, req.url) : '');
   } catch (error) {
     // Still an authenticated answer: it carries the quota's headers, unchanged.
     await caller.show();

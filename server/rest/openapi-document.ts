@@ -7,11 +7,13 @@ import { errorEnvelopeSchema } from '@/server/errors';
 import { restRouter } from '@/server/trpc/root';
 import { CHANGELOG, changelogVersion } from './changelog';
 import { changelogSection } from './changelog-markdown';
+import { DEPRECATIONS } from './deprecations';
 import { calendarFeedOpenApi } from './openapi-calendar-feed';
+import { markDeprecations } from './openapi-deprecations';
 import { addWebhooks } from './openapi-webhooks';
 import { addCodeSamples } from './code-samples';
 import { csvExample, ERROR_EXAMPLES, HEADER_EXAMPLES, OK_EXAMPLES } from './openapi-examples';
-import { API_PREFIX, DOCUMENT_PATH, EXPORT_PATH } from './paths';
+import { API_PREFIX, DOCUMENT_PATH, EXPORT_OPERATION_ID, EXPORT_PATH } from './paths';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests
@@ -79,7 +81,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const OPERATION_IDS: Record<string, string> = {
   'get /contracts': 'listContracts',
   'get /contracts/{id}': 'getContract',
-  [`post ${EXPORT_PATH}`]: 'exportContracts',
+  [`post ${EXPORT_PATH}`]: EXPORT_OPERATION_ID,
 };
 
 const OK_DESCRIPTIONS: Record<string, string> = {
@@ -359,6 +361,8 @@ export function buildOpenApiDocument(baseUrl: string): Json {
   const calendar = calendarFeedOpenApi({ errorResponses, notModifiedResponse, named });
   Object.assign(doc.paths as Json, calendar.paths, { [DOCUMENT_PATH]: { get: documentOperation() } });
   doc.tags = [...(doc.tags as Json[]), calendar.tag, { name: 'Reference', description: 'The document itself.' }];
+  // Before HEAD is added: a HEAD operation takes its GET's parameters and answers as they are then.
+  markDeprecations(doc, DEPRECATIONS, baseUrl);
   // HEAD is served wherever GET is (server/rest/router.ts).
   for (const item of Object.values(doc.paths as Record<string, Record<string, Json>>)) {
     if (item.get) item.head = headOperation(item.get);

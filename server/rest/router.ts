@@ -9,6 +9,7 @@ import { apiHeaders, errorResponse, methodNotAllowed, newRequestId } from '@/ser
 import { setRequestRoute as setTraceRoute, traceApiRequest } from '@/server/observability/tracing';
 import { setRequestRoute } from '@/server/observability/request';
 import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
+import { addDeprecationHeaders, linkOrigin, usedDeprecations } from './deprecation-headers';
 import { serveDocument } from './document';
 import { serveExport } from './export';
 import { serveJsonOperation } from './json-operations';
@@ -19,8 +20,9 @@ import { API_PREFIX, CALENDAR_FEED_PATH, DOCUMENT_PATH, EXPORT_PATH } from './pa
  * Every request below /api/v1 comes through here (app/api/v1/[[...path]]/route.ts): the
  * route table, then 404 and 405 answers in the API's envelope, HEAD for every GET, a
  * request id shared by the response and the log, and the request deadline around the
- * handler. The table is read from the OpenAPI document (which describes itself too), so
- * that what is served cannot drift from what is documented.
+ * handler, and the deprecation headers of what a request used (./deprecation-headers.ts).
+ * The table is read from the OpenAPI document (which describes itself too), so that what
+ * is served cannot drift from what is documented.
  */
 
 /** A handler gets the request context lazily: the document needs no database. */
@@ -39,6 +41,8 @@ interface Route {
   pattern: RegExp;
   /** The methods served, HEAD included for GET. */
   methods: string[];
+  /** The operationId of each documented method (HEAD is served as its GET). */
+  operationIds: Record<string, string>;
   serve: Serve;
   /** The answer to another method, when it is not the generic 405. */
   wrongMethod?: (req: Request, requestId: string, headers: Headers) => Response | undefined;
@@ -79,6 +83,7 @@ function buildRoutes(): Route[] {
     path,
     template: `${API_PREFIX}${path}`,
     methods: withHead(Object.keys(item).map((m) => m.toUpperCase())),
+    operationIds: Object.fromEntries(Object.entries(item).map(([m, operation]) => [m.toUpperCase(), String((operation as { operationId?: string }).operationId)])),
     ...serverOf(path),
   }));
   // A path without parameters wins over a pattern, as in the App Router ("/contracts/export" over "/contracts/{id}").
@@ -134,6 +139,10 @@ async function routeApiRequest(req: Request, matched: { template: string }): Pro
       return errorResponse(toAppError(error, requestId), requestId, headers);
     }
   }, requestId);
+  // The one place every answer of an operation passes, errors and 304s included: the
+  // deprecation headers of what the request used (server/rest/deprecations.ts).
+  const used = usedDeprecations(route.operationIds[served.method]!, { url: served.url });
+  addDeprecationHeaders(response.headers, used, used.length > 0 ? linkOrigin(served.headers, served.url) : '');
   if (!head) return response;
   await response.body?.cancel();
   return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });

@@ -1,13 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import ChangelogPage from '@/app/docs/changelog/page';
 import { CHANGELOG, changelogVersion, versionsOf, type ChangelogEntry } from '@/server/rest/changelog';
 import { CHANGELOG_FILE, changelogFile } from '@/server/rest/changelog-markdown';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 
 /**
  * The changelog (server/rest/changelog.ts) and what is derived from it: docs/changelog.md,
- * the OpenAPI document's info.version, and the "Changelog" section of its introduction,
- * which the API reference (/docs/api) renders.
+ * the OpenAPI document's info.version, the "Changelog" section of its introduction,
+ * which the API reference (/docs/api) renders, and the page /docs/changelog, where the
+ * deprecation Link headers point.
  */
 
 type Json = Record<string, unknown>;
@@ -60,5 +64,14 @@ describe('the OpenAPI document', () => {
     });
     // The changelog comes last: the sections before it keep their place in the reference's sidebar.
     expect(description.indexOf('## Changelog')).toBeGreaterThan(description.indexOf('## Typed client'));
+  });
+});
+
+describe('the page /docs/changelog', () => {
+  it('has a section for every entry, its anchor as its id, and says what is deprecated now', () => {
+    const html = renderToStaticMarkup(createElement(ChangelogPage));
+    for (const entry of CHANGELOG) expect(html, entry.anchor).toContain(`<section id="${entry.anchor}">`);
+    expect(html).toContain('Nothing is deprecated at the moment.');
+    expect(html).toContain('<code>npm run apikey -- roll</code>');
   });
 });
