@@ -1,5 +1,6 @@
 import nextCoreWebVitals from 'eslint-config-next/core-web-vitals';
 import nextTypescript from 'eslint-config-next/typescript';
+import { ISOLATED_TEST_FILES } from './tests/isolated-files.mjs';
 
 const config = [
   ...nextCoreWebVitals,
@@ -10,6 +11,19 @@ const config = [
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The shared vitest project keeps modules between files: a mock there would not take
+    // where another file imported the module first, and would leak into the next file.
+    files: ['tests/**/*.ts'],
+    ignores: [...ISOLATED_TEST_FILES, 'tests/helpers/prism-setup.ts', 'tests/cluster/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'vi', property: 'mock', message: 'A test file that mocks a module runs isolated: list it in tests/isolated-files.mjs.' },
+        { object: 'vi', property: 'doMock', message: 'A test file that mocks a module runs isolated: list it in tests/isolated-files.mjs.' },
+      ],
     },
   },
 ];

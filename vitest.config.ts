@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { ISOLATED_TEST_FILES } from './tests/isolated-files.mjs';
 
 export default defineConfig({
   resolve: {
@@ -11,9 +12,6 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['tests/**/*.test.ts'],
-    // Run against a running local cluster by `npm run test:cluster` (vitest.cluster.config.ts).
-    exclude: [...configDefaults.exclude, 'tests/cluster/**'],
     globalSetup: ['tests/helpers/global-setup.ts'],
     // Prism's validator checks every answer of the API against the OpenAPI document.
     setupFiles: ['tests/helpers/prism-setup.ts'],
@@ -22,5 +20,19 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: more workers only contend for them.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['tests/**/*.test.ts'],
+          // Run against a running local cluster by `npm run test:cluster` (vitest.cluster.config.ts).
+          exclude: [...configDefaults.exclude, 'tests/cluster/**', ...ISOLATED_TEST_FILES],
+          // The app's modules are loaded once per worker (tests/isolated-files.mjs says why and which files do not).
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED_TEST_FILES, isolate: true } },
+    ],
   },
 });

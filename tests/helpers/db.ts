@@ -11,27 +11,32 @@ import { PGLITE_TEMPLATE_ENV } from './child-database';
  */
 export const PREPARE = !['false', '0'].includes(process.env.DATABASE_PREPARE?.trim() ?? '');
 
+/** The migrated template's tarball, read once per worker (the shared project keeps modules between files). */
+let pgliteTemplate: Blob | undefined;
+
 /**
  * A private, migrated database for one test file: a fresh Postgres database next to
- * DATABASE_URL's (dropped afterwards) when DATABASE_URL is set, else an in-memory PGlite
- * copy of the migrated template. `migrationsFolder` migrates with another set of
+ * DATABASE_URL's, copied from the run's migrated template (tests/helpers/global-setup.ts)
+ * and dropped afterwards, when DATABASE_URL is set; else an in-memory PGlite copy of the
+ * migrated template. `migrationsFolder` migrates an empty database with another set of
  * migrations instead (the test of a migration starts from the ones before it).
  */
 export async function createTestDatabase(options: { migrationsFolder?: string } = {}): Promise<DatabaseHandle & { url?: string }> {
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     if (options.migrationsFolder) return openPglite(undefined, { migrationsFolder: options.migrationsFolder });
-    const template = readFileSync(inject('pgliteTemplate'));
-    return openPglite(undefined, { loadDataDir: new Blob([template]) });
+    pgliteTemplate ??= new Blob([readFileSync(inject('pgliteTemplate'))]);
+    return openPglite(undefined, { loadDataDir: pgliteTemplate });
   }
   const name = `cda_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const template = options.migrationsFolder ? undefined : inject('postgresTemplate');
   const admin = await openPostgres(baseUrl, { max: 1, prepare: PREPARE });
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   await admin.close();
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   const handle = await openPostgres(url.toString(), { max: 4, prepare: PREPARE });
-  await migrateDatabase(handle.db, 'postgres', options.migrationsFolder);
+  if (!template) await migrateDatabase(handle.db, 'postgres', options.migrationsFolder);
   return {
     ...handle,
     // For a second pool on the same database (another worker, another writer).
@@ -63,5 +68,5 @@ export const CHILD_TIMEOUT_MS = 120_000;
  */
 export function childDatabaseEnv(): Record<string, string> {
   const template = inject('pgliteTemplate');
-  return existsSync(template) ? { [PGLITE_TEMPLATE_ENV]: template } : {};
+  return template && existsSync(template) ? { [PGLITE_TEMPLATE_ENV]: template } : {};
 }

@@ -7,7 +7,11 @@ import type { RecordedAnswer } from './prism';
  * violation fails that test with the violations, as `prism proxy --errors` would answer
  * the request with an error.
  */
-const answers: RecordedAnswer[] = [];
+// On globalThis: in the shared project (vitest.config.ts) this file runs again before each
+// test file while the mocked router is made once per worker, so a module-level array would be
+// the first file's alone and every later file's answers would go unchecked.
+const store = globalThis as { cdaPrismAnswers?: RecordedAnswer[] };
+const answers = (store.cdaPrismAnswers ??= []);
 
 vi.mock('@/server/rest/router', async (importOriginal) => {
   const original = await importOriginal<typeof import('@/server/rest/router')>();
@@ -16,7 +20,7 @@ vi.mock('@/server/rest/router', async (importOriginal) => {
     ...original,
     async handleApiRequest(req: Request): Promise<Response> {
       const res = await original.handleApiRequest(req);
-      answers.push(recordAnswer(req, res));
+      (globalThis as typeof store).cdaPrismAnswers!.push(recordAnswer(req, res));
       return res;
     },
   };
