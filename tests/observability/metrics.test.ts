@@ -9,7 +9,10 @@ import { DEMO_PASSWORD, DEMO_USERS } from '@/db/seed/demo';
 import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';
 import { ConfigError, parseConfig } from '@/server/config';
 import { setProcessDatabase } from '@/server/database';
+import { processMetrics } from '@/server/observability/metrics';
 import { handleMetricsRequest } from '@/server/observability/metrics-endpoint';
+import { flushSecurityEvents } from '@/server/security-log/record';
+import { flushKeyActivity } from '@/server/usage/recorder';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';
 import { applyConfig, configureForFile } from '../helpers/config';
 import { parseScrape, type Scrape } from '../helpers/prometheus';
@@ -325,8 +328,15 @@ describe('the database', () => {
    * connection); PGlite runs one statement at a time, so there a transaction holds the
    * database while `n` quick statements queue behind it.
    */
-  function heldStatements(n: number) {
+  async function heldStatements(n: number) {
     const quick = world.handle.driver === 'pglite';
+    const inFlight = () => processMetrics().inFlight.get(world.handle.db) ?? 0;
+    // The earlier tests' requests leave key activity and security events to be written in
+    // the background (a second later): written now, and settled, they cannot be counted
+    // among the held statements (one was, under load, in CI).
+    await flushKeyActivity();
+    await flushSecurityEvents();
+    await vi.waitFor(() => expect(inFlight()).toBe(0), { timeout: 5_000, interval: 20 });
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const holding = quick
@@ -337,7 +347,8 @@ describe('the database', () => {
       : gate;
     const running = Promise.all(Array.from({ length: n }, (_, i) => runStatement(world.handle.db, sleeper(quick ? 0 : 1, `metrics test held ${i}`))));
     return {
-      started: new Promise((resolve) => setTimeout(resolve, 200)),
+      // Every one of them counted (a fixed pause was too short on a loaded machine).
+      started: vi.waitFor(() => expect(inFlight()).toBe(n), { timeout: 5_000, interval: 20 }),
       release: async () => {
         open();
         await holding;
@@ -355,7 +366,7 @@ describe('the database', () => {
     // No replica configured: its series are absent, not a misleading 0.
     expect(idle.has('db_replica_in_use')).toBe(false);
 
-    const held = heldStatements(6);
+    const held = await heldStatements(6);
     await held.started;
     const busy = await scrape();
     await held.release();
