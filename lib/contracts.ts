@@ -1,6 +1,6 @@
 /**
  * The contracts vocabulary shared by the database, the API and the pages: statuses
- * (api-decisions.md) and the fields the list can be sorted by.
+ * (docs/api-decisions.md) and the fields the list can be sorted by.
  */
 
 export const CONTRACT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;

@@ -935,7 +935,7 @@ runScript(async () => {
     if (rssChange !== undefined && rssChange > RSS_TOLERANCE) failures.push(`RSS grew ${(rssChange * 100).toFixed(1)} % (${rssAfterWarmup!.toFixed(0)} -> ${rssAfterSoak!.toFixed(0)} MiB)`);
     if (connections.busy.length > 0) failures.push(`connections still busy after the soak: ${JSON.stringify(connections.busy)}`);
     if (target.connectionBound !== undefined && connections.total > target.connectionBound) failures.push(`${connections.total} connections, more than the pool's ${target.connectionBound}`);
-    // One LISTEN connection per server process, besides its pool (README, Connection budget).
+    // One LISTEN connection per server process, besides its pool (docs/deploy-vercel.md, Connection budget).
     if (server && connections.listeners > 1) failures.push(`${connections.listeners} LISTEN connections, more than the one of the server process`);
     if (normal.status !== 200) failures.push(`a request after the soak answered ${normal.status}`);
     await normal.arrayBuffer();

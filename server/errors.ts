@@ -198,7 +198,7 @@ export const errorEnvelopeSchema = z
   })
   .meta({ id: 'Error', description: 'The body of every error response.' });
 
-/** The error envelope of api-decisions.md, for every status >= 400. */
+/** The error envelope of docs/api-decisions.md, for every status >= 400. */
 export function errorEnvelope(error: AppError, requestId: string) {
   return {
     success: false as const,

@@ -2,7 +2,7 @@ import { and, eq, isNull, or, sql, type Placeholder, type SQL } from 'drizzle-or
 import { contracts, memberships } from '../schema';
 
 /**
- * Who may see which contract, written once (api-decisions.md, "Access"): a caller sees
+ * Who may see which contract, written once (docs/api-decisions.md, "Access"): a caller sees
  * their personal contracts (no organisation, owned by them) and every contract of every
  * organisation they belong to at the time of the request. Every statement over contracts
  * takes its access condition from here.

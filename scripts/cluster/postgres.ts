@@ -125,7 +125,7 @@ export async function ensurePrimary(s: State, sec: Secrets, programs: Programs, 
 /**
  * The app's role and database. The role carries the statement timeout, `jit = off` and
  * `max_parallel_workers_per_gather = 0`, as
- * the README asks behind a pooler: PgBouncer 1.18 refuses startup parameters it does not
+ * docs/deploy-vercel.md asks behind a pooler: PgBouncer 1.18 refuses startup parameters it does not
  * know, so the app sends neither through it, and checks at start that its connections get
  * them from the role (it would warn, naming these statements, otherwise).
  */

@@ -49,7 +49,7 @@ export async function loadEndpointScope(db: Database, endpointId: string): Promi
   return row && { userId: row.userId, personal: row.personal, organizationIds: row.organizationIds };
 }
 
-/** An organisation filter names one of the caller's organisations, or it is a 403 (api-decisions.md). */
+/** An organisation filter names one of the caller's organisations, or it is a 403 (docs/api-decisions.md). */
 export function assertMemberOf(scope: CallerScope, organizationId: string | undefined): void {
   if (organizationId !== undefined && !scope.organizationIds.includes(organizationId)) {
     throw new AppError('forbidden', 'You are not a member of this organisation.', [

@@ -5,7 +5,7 @@ import type { SortField, SortValue } from '@/lib/contracts';
 import { AppError } from '@/server/errors';
 
 /**
- * Cursor pagination (api-decisions.md, Additions): `next_cursor` names the position after
+ * Cursor pagination (docs/api-decisions.md, Additions): `next_cursor` names the position after
  * the last contract of a page in the list's order (its sort key and id), so that the next
  * page is a keyset read whose cost does not grow with depth, and rows inserted or deleted
  * meanwhile do not shift the pages.

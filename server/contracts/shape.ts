@@ -148,7 +148,7 @@ function leavesOf(schema: z.ZodObject, read: (detail: ContractDetail) => Record<
 
 const LEAVES = leavesOf(contractDetail, (detail) => detail as unknown as Record<string, unknown>);
 
-/** The export's columns, in the detail's order (api-decisions.md lists the same). */
+/** The export's columns, in the detail's order (docs/api-decisions.md lists the same). */
 export const EXPORT_COLUMNS: readonly ExportColumn[] = LEAVES.map((leaf) => leaf.column);
 
 if (new Set(EXPORT_COLUMNS).size !== EXPORT_COLUMNS.length) {

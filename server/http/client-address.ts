@@ -12,12 +12,12 @@ import { logger } from '@/server/observability/logger';
  * request's own X-Forwarded-For and X-Real-IP, as the client sent them: Next.js fills in
  * X-Forwarded-For with the socket's address only when the header is absent, and never
  * appends to it. So only a proxy or platform in front of the app can vouch for an
- * address, and the configuration says which (server/config.ts, README "Configuration").
+ * address, and the configuration says which (server/config.ts, docs/configuration.md "Client address").
  */
 
 /**
  * The one bucket of every client whose address cannot be trusted. Its consequence is
- * documented in the README: after 30 failed attempts a minute from anyone, every bad key
+ * documented in docs/configuration.md ("Client address"): after 30 failed attempts a minute from anyone, every bad key
  * from an unidentified client gets 429 (correct keys are still served).
  */
 export const SHARED_CLIENT_BUCKET = 'unidentified-clients';
@@ -115,6 +115,6 @@ function warnOnceInProduction(): void {
   g[WARNED] = true;
   logger().warn(
     'no trusted proxy is configured, so every client shares one limit on failed API keys ' +
-      '(one client sending bad keys gets every other bad key refused too); behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (README, Configuration)',
+      '(one client sending bad keys gets every other bad key refused too); behind a proxy set TRUSTED_PROXY_HOPS or CLIENT_ADDRESS_HEADER (docs/configuration.md, Client address)',
   );
 }

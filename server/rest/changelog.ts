@@ -126,7 +126,7 @@ export const CHANGELOG: readonly ChangelogEntry[] = [
     kind: 'added',
     title: '`Authorization: Bearer` and `WWW-Authenticate`',
     body:
-      'The API key is accepted as `Authorization: Bearer <key>` as well as in `X-API-Key` (the same keys, limits and errors). Two different keys in one request are a `400`; an `Authorization` header with another scheme is left alone. Every `401` carries `WWW-Authenticate` with a `Bearer` and an `ApiKey` challenge.',
+      'The API key is accepted as `Authorization: Bearer cdapi_…` as well as in `X-API-Key` (the same keys, limits and errors). Two different keys in one request are a `400`; an `Authorization` header with another scheme is left alone. Every `401` carries `WWW-Authenticate` with a `Bearer` and an `ApiKey` challenge.',
   },
   {
     date: '2026-11-25',

@@ -12,7 +12,7 @@ import { createTestDatabase } from '../helpers/db';
 import { newApiKey } from '../helpers/tokens';
 
 /**
- * Cursor pagination (api-decisions.md, Additions): `pagination.next_cursor` and `has_more`,
+ * Cursor pagination (docs/api-decisions.md, Additions): `pagination.next_cursor` and `has_more`,
  * `cursor` in the request, `Link: <…>; rel="next"`, for every sort; a cursor with a
  * non-zero offset, or from another query, is a 400; walking every page by cursor yields
  * the filtered set exactly once, in order, while contracts are inserted and updated.

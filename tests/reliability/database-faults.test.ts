@@ -44,7 +44,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
 
   beforeAll(async () => {
     db = await createPrivatePostgres('faults');
-    // Also on the database, as the README advises behind a transaction pooler (PgBouncer
+    // Also on the database, as docs/deploy-vercel.md ("Behind a pooler") advises behind a transaction pooler (PgBouncer
     // 1.18 drops the startup parameter that carries DATABASE_STATEMENT_TIMEOUT_MS).
     await db.admin.query(`ALTER DATABASE ${db.name} SET statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
     await seedDemo(db.handle.db);
@@ -126,7 +126,7 @@ describe.skipIf(!process.env.DATABASE_URL)(`database faults (${NEEDS_POSTGRES})`
   // Behind a transaction pooler (DATABASE_PREPARE=false marks one in this suite) the
   // app's statement_timeout is a startup parameter the pooler drops, and the database's
   // default does not reach server connections the pooler opened before: the deployment sets
-  // it on the role (README, "Statement timeout behind a transaction pooler"). Skipped there.
+  // it on the role (docs/deploy-vercel.md, "Behind a pooler"). Skipped there.
   it.skipIf(!PREPARE)('a statement slower than statement_timeout: 503 after about the timeout, served once it is fast again', async () => {
     // Another session holds an exclusive lock on contracts: every contracts query waits.
     const locker = await openPostgres(db.url, { max: 1 });

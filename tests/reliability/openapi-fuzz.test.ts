@@ -100,7 +100,7 @@ const documentedColumns = /Columns: ([a-z_, ]+?), or /
 function validScalar(schema: Schema, value: string): boolean {
   if (schema.enum) return schema.enum.includes(value);
   if (schema.type === 'integer') {
-    // The API's documented decision: plain decimal integers (README, "Strict integers").
+    // The API's documented decision: plain decimal integers (docs/api-guide.md, "Strict integers").
     if (!/^(0|[1-9][0-9]*)$/.test(value)) return false;
     const n = Number(value);
     return n >= (schema.minimum ?? -Infinity) && n <= (schema.maximum ?? Infinity);

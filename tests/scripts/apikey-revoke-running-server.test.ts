@@ -18,8 +18,8 @@ const TSX = path.resolve('node_modules/.bin/tsx');
 const base = process.env.DATABASE_URL;
 
 // Without Redis the running server learns of the CLI's revocation only by LISTEN, which does
-// not cross a transaction pooler (DATABASE_PREPARE=false marks one in this suite; README:
-// the store's marker covers revocation there).
+// not cross a transaction pooler (DATABASE_PREPARE=false marks one in this suite; docs/api-guide.md,
+// "Key cache": the store's marker covers revocation there).
 describe.skipIf(!base || !PREPARE)('npm run apikey -- revoke, next to a running server', () => {
   let env: NodeJS.ProcessEnv;
   let server: ChildProcess | undefined;

@@ -83,7 +83,7 @@ describe('without a trusted proxy (one shared bucket)', () => {
     const statuses = [];
     for (let i = 0; i < 10; i++) statuses.push((await list(wellFormedUnknownKey())).status);
     expect(statuses.at(-1)).toBe(429);
-    // This is the README's rule: the shared bucket limits refusals, not lookups.
+    // This is the rule of docs/configuration.md ("Client address"): the shared bucket limits refusals, not lookups.
     expect(calls.count).toBe(10);
     expect((await list(key)).status).toBe(200);
   });
