@@ -37,7 +37,7 @@ export default async function HomePage() {
       </section>
       <section style={{ marginTop: '2rem' }}>
         <h2>Try it</h2>
-        <pre className="code">{`curl -H "X-API-Key: $CONTRACT_API_KEY" ${'https://your-host'}/api/v1/contracts?limit=10`}</pre>
+        <pre className="code">{`curl -H "X-API-Key: $CDAPI_KEY" ${'https://your-host'}/api/v1/contracts?limit=10`}</pre>
       </section>
     </main>
   );

@@ -119,7 +119,7 @@ test('the reference renders every operation, schema and code sample from this or
   }
   await expectSoon(list.getByText('"pagination"').first(), 'the 200 example shows the response shape').toBeVisible();
   const samples = list.getByRole('group', { name: 'Request Example for get/contracts' });
-  await expectSoon(samples.getByText('X-API-Key: $CONTRACT_API_KEY')).toBeVisible();
+  await expectSoon(samples.getByText('X-API-Key: $CDAPI_KEY')).toBeVisible();
   await samples.getByRole('button', { name: 'curl' }).click();
   for (const label of ['curl', 'JavaScript (fetch)', 'TypeScript (typed client)', 'Python (requests)']) {
     await expectSoon(page.getByRole('option', { name: label, exact: true }), `sample ${label}`).toBeVisible();

@@ -37,7 +37,7 @@ test.beforeAll(async ({ playwright, baseURL }) => {
 function runExample(apiUrl: string, outFile: string, extraArgs: string[] = []) {
   return runProcess(process.execPath, ['--import', 'tsx', EXAMPLE, outFile, ...extraArgs], {
     cwd: ROOT,
-    env: { CONTRACT_API_URL: apiUrl, CONTRACT_API_KEY: apiKey },
+    env: { CONTRACT_API_URL: apiUrl, CDAPI_KEY: apiKey },
   });
 }
 

@@ -69,7 +69,7 @@ export function ContractDetailView(props: { contract: ContractDetail; organizati
               <h2 id="api-title">From the API</h2>
               <p className="muted small">The same record, with an API key from Settings → API Keys:</p>
               <pre className={styles.snippet}>
-                <code>{`curl -H "X-API-Key: $CONTRACT_API_KEY" \\\n  https://your-host/api/v1/contracts/${contract.id}`}</code>
+                <code>{`curl -H "X-API-Key: $CDAPI_KEY" \\\n  https://your-host/api/v1/contracts/${contract.id}`}</code>
               </pre>
             </div>
           </section>

@@ -28,14 +28,14 @@ export interface SampleRequest {
    * `parseAs` type of the response.
    */
   bodyType?: string;
-  /** Sends the API key from CONTRACT_API_KEY (false for the calendar feed). */
+  /** Sends the API key from CDAPI_KEY (false for the calendar feed). */
   apiKey: boolean;
   /** JSON is printed; anything else is saved to this file. */
   saveAs?: string;
 }
 
 /** The environment variable every sample reads the API key from. */
-export const API_KEY_ENV = 'CONTRACT_API_KEY';
+export const API_KEY_ENV = 'CDAPI_KEY';
 /** The package name the typed-client samples import (clients/typescript/package.json). */
 export const CLIENT_PACKAGE = '@contract-data-api/client';
 /** The contract id in the get-one samples. */

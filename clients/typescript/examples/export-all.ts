@@ -3,7 +3,7 @@
  * waiting out rate limits (429 with Retry-After) instead of failing.
  *
  *   CONTRACT_API_URL=https://contracts.example.com/api/v1 \
- *   CONTRACT_API_KEY=cdapi_... \
+ *   CDAPI_KEY=cdapi_... \
  *   npx tsx examples/export-all.ts [contracts.csv] [--status=completed] [--page-size=100]
  *
  * Prints what it does to stdout and each wait to stderr; exits 1 on an API error.
@@ -74,8 +74,8 @@ function parseArguments(argv: string[]): { file: string; filters: Filters; pageS
 }
 
 async function main(): Promise<void> {
-  const apiKey = process.env.CONTRACT_API_KEY;
-  if (!apiKey) throw new Error('Set CONTRACT_API_KEY to an API key from Settings → API Keys.');
+  const apiKey = process.env.CDAPI_KEY;
+  if (!apiKey) throw new Error('Set CDAPI_KEY to an API key from Settings → API Keys.');
   const baseUrl = process.env.CONTRACT_API_URL ?? 'http://localhost:3000/api/v1';
   const { file, filters, pageSize } = parseArguments(process.argv.slice(2));
 
