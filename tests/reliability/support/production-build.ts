@@ -4,21 +4,30 @@ import path from 'node:path';
 
 /**
  * A production build (`next build`) that is newer than every source file it is built
- * from, for a test that runs the app as `next start` does. `.next` is used when it is
- * fresh (CI builds it before the tests); otherwise the build is made once into
- * `.next-logs-test` (NEXT_DIST_DIR), which a developer's `.next` never sees. Returns the
- * dist dir to pass as NEXT_DIST_DIR to `next start`.
+ * from, for a test that runs the app as `next start` does: `.next` when it is fresh (CI
+ * builds it before the tests), else `.next-logs-test` (NEXT_DIST_DIR) when an earlier run
+ * built one, else undefined. The dist dir to pass as NEXT_DIST_DIR to `next start`.
+ */
+export function existingProductionBuild(): string | undefined {
+  const newestSource = Math.max(...SOURCES.map((entry) => newestMtime(path.join(root, entry))));
+  return ['.next', OWN_DIST_DIR].find((dist) => {
+    const id = path.join(root, dist, 'BUILD_ID');
+    return existsSync(id) && statSync(id).mtimeMs > newestSource;
+  });
+}
+
+/**
+ * existingProductionBuild(), or a build made now into `.next-logs-test`, which a
+ * developer's `.next` never sees (two minutes of both cores: `npm test` only does it in
+ * CI, where .ci/run has built `.next` first anyway).
  */
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const SOURCES = ['app', 'server', 'db', 'lib', 'components', 'proxy.ts', 'instrumentation.ts', 'next.config.mjs', 'package-lock.json', 'tsconfig.json'];
 const OWN_DIST_DIR = '.next-logs-test';
 
 export function freshProductionBuild(): string {
-  const newestSource = Math.max(...SOURCES.map((entry) => newestMtime(path.join(root, entry))));
-  for (const dist of ['.next', OWN_DIST_DIR]) {
-    const id = path.join(root, dist, 'BUILD_ID');
-    if (existsSync(id) && statSync(id).mtimeMs > newestSource) return dist;
-  }
+  const existing = existingProductionBuild();
+  if (existing) return existing;
   // next build adds a custom dist dir's types to tsconfig.json (and reformats it): put it
   // back as it was, with its time, so that the build stays the newer.
   const tsconfig = path.join(root, 'tsconfig.json');
