@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { inject } from 'vitest';
-import { openPglite, openPostgres, migrateDatabase, type DatabaseHandle } from '@/db/client';
+import { openPglite, openPostgres, migrateDatabase, type Database, type DatabaseHandle } from '@/db/client';
 import { PGLITE_TEMPLATE_ENV } from './child-database';
+import { leasePglite } from './pglite-reuse';
 
 /**
  * postgres.js's `prepare` for the connections tests open themselves: off when
@@ -25,8 +28,8 @@ export async function createTestDatabase(options: { migrationsFolder?: string } 
   const baseUrl = process.env.DATABASE_URL;
   if (!baseUrl) {
     if (options.migrationsFolder) return openPglite(undefined, { migrationsFolder: options.migrationsFolder });
-    pgliteTemplate ??= new Blob([readFileSync(inject('pgliteTemplate'))]);
-    return openPglite(undefined, { loadDataDir: pgliteTemplate });
+    if (process.env.CDA_TEST_REUSE_DATABASES === '1') return leasePglite(pgliteTemplateBlob());
+    return openPglite(undefined, { loadDataDir: pgliteTemplateBlob() });
   }
   const name = `cda_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const template = options.migrationsFolder ? undefined : inject('postgresTemplate');
@@ -48,6 +51,41 @@ export async function createTestDatabase(options: { migrationsFolder?: string } 
       await cleanup.close();
     },
   };
+}
+
+function pgliteTemplateBlob(): Blob {
+  pgliteTemplate ??= new Blob([readFileSync(inject('pgliteTemplate'))]);
+  return pgliteTemplate;
+}
+
+/**
+ * A database of its own for commands run as real processes (`npm run apikey`, …): a copy
+ * of the run's migrated template, seeded here by `seed`, and the environment that points
+ * a child process at it: a PGlite directory (PGLITE_DIR), or a Postgres database next to
+ * DATABASE_URL's. A copy costs a second; `npm run db:seed` in a process of its own, on an
+ * empty directory, was ten.
+ */
+export async function createChildProcessDatabase(seed: (db: Database) => Promise<unknown>): Promise<{ env: Record<string, string>; remove(): Promise<void> }> {
+  if (process.env.DATABASE_URL) {
+    const handle = await createTestDatabase();
+    try {
+      await seed(handle.db);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    return { env: { DATABASE_URL: handle.url! }, remove: () => handle.close() };
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-child-db-'));
+  const remove = async () => rmSync(dir, { recursive: true, force: true });
+  const dataDir = path.join(dir, 'db');
+  const handle = await openPglite(dataDir, { loadDataDir: pgliteTemplateBlob() });
+  try {
+    await seed(handle.db);
+  } finally {
+    await handle.close();
+  }
+  return { env: { PGLITE_DIR: dataDir }, remove };
 }
 
 /** The URL of the test database, for code under test that opens its own connection. */

@@ -1,22 +1,19 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgres, type DatabaseHandle } from '@/db/client';
+import type { DatabaseHandle } from '@/db/client';
 import { DEMO_ORGS, seedDemo } from '@/db/seed/demo';
 import { apikey } from '@/scripts/commands/apikey';
 import { runInProcess } from '../helpers/command';
 import { configureForFile } from '../helpers/config';
-import { createTestDatabase } from '../helpers/db';
+import { createChildProcessDatabase, createTestDatabase } from '../helpers/db';
 
 const run = promisify(execFile);
 const TSX = path.resolve('node_modules/.bin/tsx');
 
-// The operators' command line, run as a real process against its own database (a fresh
-// Postgres database next to DATABASE_URL when set, else a fresh PGlite directory) where
+// The operators' command line, run as a real process against its own seeded database (a
+// PGlite directory, or a Postgres database next to DATABASE_URL's: createChildProcessDatabase) where
 // the process is what is tested: what it prints on which stream, its exit code, the
 // deployment's configuration it reads. Everything else runs the same command in this
 // process (tests/helpers/command.ts) against the file's own demo database: one process
@@ -25,26 +22,9 @@ let env: NodeJS.ProcessEnv;
 let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  const base = process.env.DATABASE_URL;
-  if (base) {
-    const name = `cda_cli_${randomBytes(4).toString('hex')}`;
-    const admin = await openPostgres(base, { max: 1 });
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.close();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    env = { ...process.env, DATABASE_URL: url.toString() };
-    cleanup = async () => {
-      const a = await openPostgres(base, { max: 1 });
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.close();
-    };
-  } else {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-cli-'));
-    env = { ...process.env, PGLITE_DIR: path.join(dir, 'db') };
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  }
-  await run(TSX, ['--conditions=react-server', 'scripts/db-seed.ts'], { env });
+  const own = await createChildProcessDatabase(seedDemo);
+  env = { ...process.env, ...own.env };
+  cleanup = own.remove;
 }, 120_000);
 afterAll(async () => cleanup?.());
 

@@ -1,7 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +8,7 @@ import { seedDemo } from '@/db/seed/demo';
 import { webhook } from '@/scripts/commands/webhook';
 import { runInProcess } from '../helpers/command';
 import { configureForFile } from '../helpers/config';
-import { createTestDatabase } from '../helpers/db';
+import { createChildProcessDatabase, createTestDatabase } from '../helpers/db';
 import { startReceiver, verify, type Receiver } from '../webhooks/support';
 
 const run = promisify(execFile);
@@ -29,27 +27,9 @@ let cleanup: () => Promise<void>;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  const base = process.env.DATABASE_URL;
-  const common = SETTINGS;
-  if (base) {
-    const name = `cda_whcli_${randomBytes(4).toString('hex')}`;
-    const admin = await openPostgres(base, { max: 1 });
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.close();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    env = { ...process.env, ...common, DATABASE_URL: url.toString() };
-    cleanup = async () => {
-      const a = await openPostgres(base, { max: 1 });
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.close();
-    };
-  } else {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-whcli-'));
-    env = { ...process.env, ...common, PGLITE_DIR: path.join(dir, 'db') };
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  }
-  await run(TSX, ['--conditions=react-server', 'scripts/db-seed.ts'], { env });
+  const own = await createChildProcessDatabase(seedDemo);
+  env = { ...process.env, ...SETTINGS, ...own.env };
+  cleanup = own.remove;
   receiver = await startReceiver();
   demo = await createTestDatabase();
   await seedDemo(demo.db);
