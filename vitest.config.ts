@@ -30,6 +30,8 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, 'tests/cluster/**', ...ISOLATED_TEST_FILES],
           // The app's modules are loaded once per worker (tests/isolated-files.mjs says why and which files do not).
           isolate: false,
+          // And so are the worker's in-memory databases, emptied for its next file (tests/helpers/pglite-reuse.ts).
+          env: { CDA_TEST_REUSE_DATABASES: '1' },
         },
       },
       { extends: true, test: { name: 'isolated', include: ISOLATED_TEST_FILES, isolate: true } },

@@ -195,7 +195,7 @@ function watchedStatements<S extends Sql | TransactionSql>(client: S, dbOf: () =
 }
 
 /** The same for PGlite: its `query`, and that of each transaction (Drizzle's two ways in). */
-function watchPglite(client: PGliteClient, dbOf: () => Database | undefined): void {
+export function watchPglite(client: PGliteClient, dbOf: () => Database | undefined): void {
   const watchQuery = (target: { query: PGliteClient['query'] }) => {
     const query = target.query.bind(target);
     target.query = ((text: string, ...rest: unknown[]) => {
