@@ -46,7 +46,14 @@ export interface UsageIncrement {
 }
 
 /** Adds a batch of counts in one statement (concurrent instances add, never overwrite). */
-export async function addUsage(db: Database, rows: UsageIncrement[]): Promise<void> {
+export async function addUsage(db: Database, increments: UsageIncrement[]): Promise<void> {
+  if (increments.length === 0) return;
+  // Only the counts of keys that still exist: a key deleted (with its account) in the
+  // second its counts waited would fail the whole insert on the foreign key, and the
+  // recorder would send that batch again, with every later count, forever.
+  const ids = [...new Set(increments.map((row) => row.tokenId))];
+  const existing = new Set((await db.select({ id: accessTokens.id }).from(accessTokens).where(inArray(accessTokens.id, ids))).map((row) => row.id));
+  const rows = increments.filter((row) => existing.has(row.tokenId));
   if (rows.length === 0) return;
   await db
     .insert(keyUsage)
@@ -106,7 +113,9 @@ export async function insertRequestLog(db: Database, rows: RequestLogInsert[]): 
     SELECT token_id, at, method, path, status, error_code, duration_ms, request_id, client_address, user_agent, bytes
     FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS x(
       token_id uuid, at timestamptz, method text, path text, status smallint, error_code text,
-      duration_ms real, request_id text, client_address text, user_agent text, bytes bigint)`);
+      duration_ms real, request_id text, client_address text, user_agent text, bytes bigint)
+    -- A key deleted meanwhile loses its rows, not the others' (the foreign key would refuse the batch).
+    WHERE EXISTS (SELECT 1 FROM ${accessTokens} t WHERE t.${sql.identifier(accessTokens.id.name)} = x.token_id)`);
 }
 
 /** A row of insertRequestLog's JSON, by column name. */

@@ -91,6 +91,20 @@ describe(`per-key usage (${describeDriver()}, ${process.env.REDIS_URL ? 'redis' 
     expect(lastHour(usage).read).toEqual({ '2xx': 1, '304': 1, '4xx': 2, '429': 0, '5xx': 0 });
   });
 
+  it('keeps counting and logging the other keys when a key with activity waiting is deleted', async () => {
+    const gone = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'deleted soon' });
+    const kept = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'kept' });
+    expect((await call(apiRequest('GET', '/contracts?limit=1', { key: gone.key }))).status).toBe(200);
+    const answer = await call(apiRequest('GET', '/contracts?limit=1', { key: kept.key }));
+    expect(answer.status).toBe(200);
+    // Deleted (as with its account) before the recorder's second is up.
+    await handle.query('DELETE FROM access_tokens WHERE id = $1', [gone.id]);
+    await flushKeyActivity();
+    expect(pendingKeyActivity()).toEqual({ rows: 0, counts: 0 });
+    expect(lastHour(await as(DEMO_USERS.alice).keyActivity.usage({ keyId: kept.id })).read['2xx']).toBe(1);
+    expect(await as(DEMO_USERS.alice).keyActivity.findRequest({ requestId: answer.headers.get('x-request-id')! })).toMatchObject({ status: 200, keyName: 'kept' });
+  });
+
   it('shows a key to its owner only; a bad id is a 400', async () => {
     const { id } = await newApiKey(handle.db, DEMO_USERS.alice.id, { name: 'private' });
     await expect(as(DEMO_USERS.bob).keyActivity.usage({ keyId: id })).rejects.toMatchObject({ message: 'No such API key.' });
