@@ -23,4 +23,10 @@ export const ISOLATED_TEST_FILES = [
   'tests/contracts/read-ahead.test.ts',
   // Registers OpenTelemetry's global tracer provider for the process.
   'tests/observability/traces-otlp.test.ts',
+  // Points the process's database at Postgres through PgBouncer: in a shared graph the
+  // process database an earlier file set (a PGlite it gave back) was used instead.
+  'tests/reliability/stock-pgbouncer.test.ts',
+  // In a shared worker, all 100 requests came back degraded twice (an UpstashError whose
+  // error is an object); cause not found yet (issue 32's note), alone it passes.
+  'tests/rate-limit/upstash-store.test.ts',
 ];
