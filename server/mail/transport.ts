@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { config, dataDir } from '@/server/config';
@@ -29,7 +29,11 @@ export function fileTransport(dir: string, from: string): MailTransport {
       const info = await builder.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
       await mkdir(dir, { recursive: true });
       const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}.eml`);
-      await writeFile(file, info.message as Buffer, { mode: 0o600 });
+      // Written beside it, then renamed: whoever watches the folder (a mail viewer, a test)
+      // sees a whole message or none, never a file still being written.
+      const partial = `${file}.partial`;
+      await writeFile(partial, info.message as Buffer, { mode: 0o600 });
+      await rename(partial, file);
       logger().info({ to: message.to, subject: message.subject, link: firstLinkOf(message.text), file: path.relative(process.cwd(), file) }, 'mail written to the development outbox (no SMTP_URL)');
     },
   };

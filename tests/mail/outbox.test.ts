@@ -129,6 +129,34 @@ describe(`the mail outbox (${describeDriver()})`, () => {
 });
 
 describe('without SMTP_URL', () => {
+  it('development: whoever watches the folder sees a whole message or none, never one still being written', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-mail-'));
+    setLogDestination(new Writable({ write: (_chunk, _e, done) => done() }));
+    // A large message takes several writes; the folder is read on every turn of the event loop meanwhile.
+    const big = { ...message('dev@example.test', 'A long one'), html: `<p>${'x'.repeat(2_000_000)}</p>` };
+    const seen: number[] = [];
+    let sending = true;
+    const watch = (async () => {
+      while (sending) {
+        for (const f of readdirSync(dir).filter((name) => name.endsWith('.eml'))) seen.push(readFileSync(path.join(dir, f)).length);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    try {
+      await fileTransport(dir, FROM).send(big);
+      sending = false;
+      await watch;
+      const [file, ...others] = readdirSync(dir);
+      expect(others).toEqual([]);
+      const whole = readFileSync(path.join(dir, file!)).length;
+      expect(whole).toBeGreaterThan(2_000_000);
+      expect(new Set(seen)).toEqual(new Set(seen.length ? [whole] : []));
+    } finally {
+      setLogDestination();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('development logs the recipient, subject and link, and writes the message as an .eml file', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-mail-'));
     const lines: string[] = [];
