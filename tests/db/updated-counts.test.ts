@@ -66,17 +66,32 @@ async function withZone<T>(zone: string, f: (db: Database) => Promise<T>): Promi
   });
 }
 
-/** The rows counted one by one, from the API's rules: auto_renewal is shown (and matched) only once completed. */
-async function plainCount(db: Database, scope: (typeof scopes)[number], filters: ContractFilters): Promise<number> {
-  const orgs = filters.organizationId ? [filters.organizationId] : scope.organizationIds;
-  const personal = filters.organizationId === undefined;
-  const [row] = await executeRows<{ n: number }>(db, sql`
-    SELECT count(*)::int AS n FROM contracts
-    WHERE ((${personal} AND organization_id IS NULL AND owner_id = ${scope.userId}) OR organization_id::text = ANY(string_to_array(${orgs.join(',')}, ',')))
-      AND updated_at >= ${filters.updatedSince}::timestamptz
-      AND (${filters.status ?? null}::text IS NULL OR status::text = ${filters.status ?? null})
-      AND (${filters.autoRenewal ?? null}::boolean IS NULL OR (status = 'completed' AND auto_renewal IS NOT DISTINCT FROM ${filters.autoRenewal ?? null}::boolean))`);
-  return Number(row!.n);
+type Scope = (typeof scopes)[number];
+
+/**
+ * The rows counted one by one, from the API's rules (auto_renewal is shown, and matched, only
+ * once completed): one plain count per case, all of them in one statement (a statement per
+ * case cost this file half its time).
+ */
+async function plainCounts(db: Database, cases: { scope: Scope; filters: ContractFilters }[]): Promise<number[]> {
+  const rows = cases.map(({ scope, filters }, i) => ({
+    i,
+    personal: filters.organizationId === undefined,
+    owner: scope.userId,
+    orgs: filters.organizationId ? [filters.organizationId] : scope.organizationIds,
+    since: filters.updatedSince,
+    status: filters.status ?? null,
+    auto: filters.autoRenewal ?? null,
+  }));
+  const counted = await executeRows<{ i: number; n: number }>(db, sql`
+    SELECT c.i, (SELECT count(*)::int FROM contracts
+      WHERE ((c.personal AND organization_id IS NULL AND owner_id = c.owner) OR organization_id = ANY(c.orgs))
+        AND updated_at >= c.since
+        AND (c.status IS NULL OR status::text = c.status)
+        AND (c.auto IS NULL OR (status = 'completed' AND auto_renewal IS NOT DISTINCT FROM c.auto))) AS n
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS c(i int, personal boolean, owner uuid, orgs uuid[], since timestamptz, status text, auto boolean)
+    ORDER BY c.i`);
+  return counted.map((r) => Number(r.n));
 }
 
 /** What the total is checked with besides updated_since and the organisation: each since takes the next. */
@@ -111,16 +126,19 @@ async function expectTotalsMatchRows(zone: string) {
     Date.parse(r.at),
   );
   await withZone(zone, async (db) => {
+    const cases: { scope: Scope; filters: ContractFilters }[] = [];
     for (const [i, since] of sinceValues(instants).entries()) {
       const other = OTHER_FILTERS[i % OTHER_FILTERS.length]!;
       for (const scope of scopes) {
         for (const base of [{ updatedSince: since }, ...scope.organizationIds.map((organizationId) => ({ updatedSince: since, organizationId }))]) {
-          const filters: ContractFilters = { ...base, ...other };
-          expect(contractCountStatement(scope, filters)!.name).toMatch(/^contracts\.count updated-counters /);
-          const expected = await plainCount(db, scope, filters);
-          expect(await countContracts(db, scope, filters), JSON.stringify({ zone, scope: scope.userId, filters })).toBe(expected);
+          cases.push({ scope, filters: { ...base, ...other } });
         }
       }
+    }
+    const expected = await plainCounts(db, cases);
+    for (const [i, { scope, filters }] of cases.entries()) {
+      expect(contractCountStatement(scope, filters)!.name).toMatch(/^contracts\.count updated-counters /);
+      expect(await countContracts(db, scope, filters), JSON.stringify({ zone, scope: scope.userId, filters })).toBe(expected[i]);
     }
   });
 }
