@@ -1,17 +1,19 @@
-import type { AnyProcedure } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ifNoneMatchOf, matchesAny, notModified, weakEtag } from '@/server/http/conditional';
 import type { DeferredRateLimit, RequestContext } from '@/server/http/context';
 import { bytesResponse } from '@/server/http/responses';
+import { createCallerFactory } from '@/server/trpc/init';
 import { restRouter } from '@/server/trpc/root';
+import { buildOpenApiDocument } from './openapi-document';
 
 /**
- * The REST API's JSON operations (list, get one): the procedures of `restRouter` that
- * carry OpenAPI metadata, called through tRPC's own caller with their input read as
- * trpc-to-openapi reads it (query parameters, a repeated one as an array, then the path
- * parameters). trpc-to-openapi writes the document; its runtime is not used, because its
- * fetch adapter builds a new handler on every request (and, outside production,
- * regenerates the whole document each time). tests/api/openapi-adapter.test.ts holds this
+ * The REST API's JSON operations (list, get one), called through tRPC's public caller
+ * (`createCallerFactory`, built once per process; a caller per request, for its context)
+ * with their input read as trpc-to-openapi reads it (query parameters, a repeated one as
+ * an array, then the path parameters). The procedures' middleware, input and output
+ * validation run as in any tRPC call, and a failure is thrown as it is. trpc-to-openapi
+ * writes the document; its runtime is not used, because its fetch adapter builds a new
+ * handler on every request (and, outside production, regenerates the whole document each
+ * time): docs/benchmarks.md has the figures. tests/api/openapi-adapter.test.ts holds this
  * against the library's own adapter, so that an upgrade that changes its behaviour fails.
  *
  * Failures are thrown to the router, which answers them in the API's envelope.
@@ -23,23 +25,40 @@ import { restRouter } from '@/server/trpc/root';
  * it, and it differs by key (Vary).
  */
 
+const createRestCaller = createCallerFactory(restRouter);
+type RestCaller = ReturnType<typeof createRestCaller>;
+/** The input as the request carries it: strings, a repeated parameter as an array. The procedure's schema parses it. */
+type RawInput = Record<string, string | string[]>;
+
+/**
+ * Each JSON operation of the document, by the operationId its procedure's OpenAPI metadata
+ * gives it, as a call of that procedure (type-checked: a renamed procedure fails tsc). A
+ * procedure added to restRouter without an entry here is refused as a server error by
+ * serveJsonOperation below, which every API test of the new operation shows at once.
+ */
+const CALLS: Record<string, (caller: RestCaller, input: RawInput) => Promise<unknown>> = {
+  listContracts: (caller, input) => caller.contracts.list(input as never),
+  getContract: (caller, input) => caller.contracts.get(input as never),
+};
+
 interface Operation {
   method: string;
   /** The path below /api/v1 with its {parameters} as named groups. */
   pattern: RegExp;
-  /** The procedure's path in the router ("contracts.list"). */
-  path: string;
-  procedure: AnyProcedure;
+  call: (caller: RestCaller, input: RawInput) => Promise<unknown>;
 }
 
+/** The document's operations that a procedure serves, in the document's order. */
 function operationsOf(): Operation[] {
-  const procedures = restRouter._def.procedures as unknown as Record<string, AnyProcedure>;
-  return Object.entries(procedures).flatMap(([procedure, definition]) => {
-    const openapi = (definition._def.meta as OpenApiMeta | undefined)?.openapi;
-    if (!openapi) return [];
-    const source = openapi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '(?<$1>[^/]+)');
-    return [{ method: openapi.method, pattern: new RegExp(`^${source}/?$`), path: procedure, procedure: definition }];
-  });
+  const paths = buildOpenApiDocument('').paths as Record<string, Record<string, { operationId?: string }>>;
+  return Object.entries(paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, operation]) => {
+      const call = operation.operationId === undefined ? undefined : CALLS[operation.operationId];
+      if (!call) return [];
+      const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '(?<$1>[^/]+)');
+      return [{ method: method.toUpperCase(), pattern: new RegExp(`^${source}/?$`), call }];
+    }),
+  );
 }
 
 let operations: Operation[] | undefined;
@@ -53,7 +72,7 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
   // The router only sends documented paths and methods here.
   if (!operation || !match) throw new Error(`no JSON operation for ${req.method} ${path}`);
 
-  const input: Record<string, string | string[]> = {};
+  const input: RawInput = {};
   for (const name of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(name);
     input[name] = values.length === 1 ? values[0]! : values;
@@ -66,15 +85,8 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
 
   const ifNoneMatch = ifNoneMatchOf(req.headers);
   const deferred: DeferredRateLimit | undefined = ifNoneMatch ? {} : undefined;
-  const callerCtx = deferred ? { ...ctx, deferredRateLimit: deferred } : ctx;
-  // What tRPC's caller (`restRouter.createCaller(ctx).contracts.list(input)`) does, without
-  // building its proxy of the router, one proxy per property read, on every request: the
-  // procedure called with the context and the input, its middleware chain, input and
-  // output validation as before, and its failure thrown as it is (the caller rethrows it
-  // unchanged too).
-  const { procedure, path: procedurePath } = operation;
-  const call = (input: unknown) =>
-    procedure({ path: procedurePath, getRawInput: async () => input, ctx: callerCtx, type: procedure._def.type, signal: undefined, batchIndex: 0 }) as Promise<unknown>;
+  const caller = createRestCaller(deferred ? { ...ctx, deferredRateLimit: deferred } : ctx);
+  const call = (input: RawInput) => operation.call(caller, input);
   // The body is encoded once: its entity tag and the response read the same bytes.
   if (!ifNoneMatch || !deferred) return answer(Buffer.from(JSON.stringify(await call(input))), responseHeaders);
 

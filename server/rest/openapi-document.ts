@@ -77,12 +77,6 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
 };
 
-// Names a generator turns into method names (trpc-to-openapi would write "contracts-list").
-const OPERATION_IDS: Record<string, string> = {
-  'get /contracts': 'listContracts',
-  'get /contracts/{id}': 'getContract',
-  [`post ${EXPORT_PATH}`]: EXPORT_OPERATION_ID,
-};
 
 const OK_DESCRIPTIONS: Record<string, string> = {
   'get /contracts': 'A page of contracts, newest first unless `sort` says otherwise, with the total that match.',
@@ -202,7 +196,7 @@ const permissionNote = (permission: string) => ` Needs the permission \`${permis
 /** The export: a plain handler (CSV), so its operation is written here whole. */
 function exportOperation(): ZodOpenApiOperationObject {
   return {
-    operationId: OPERATION_IDS[`post ${EXPORT_PATH}`],
+    operationId: EXPORT_OPERATION_ID,
     summary: 'Export contracts as CSV',
     description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.${permissionNote('contracts:export')}`,
     tags: ['Contracts'],
@@ -334,7 +328,7 @@ export function buildOpenApiDocument(baseUrl: string): Json {
   const schemas = components.schemas as Json;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
 
-  // The JSON operations, as trpc-to-openapi wrote them: ids, headers, examples, errors, 304.
+  // The JSON operations, as trpc-to-openapi wrote them (ids from their procedures' metadata): headers, examples, errors, 304.
   for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
     for (const [method, operation] of Object.entries(item)) {
       const key = `${method} ${path}`;
@@ -347,7 +341,6 @@ export function buildOpenApiDocument(baseUrl: string): Json {
         operation['x-required-permission'] = permission;
         operation.description = `${String(operation.description ?? '')}${permissionNote(permission)}`.trim();
       }
-      if (OPERATION_IDS[key]) operation.operationId = OPERATION_IDS[key];
       const ok = responses['200']!;
       if (OK_DESCRIPTIONS[key]) ok.description = OK_DESCRIPTIONS[key];
       ok.headers = { ...(ok.headers as Json), ...headersFor(200), ...(key === 'get /contracts' ? named('Link') : {}) };

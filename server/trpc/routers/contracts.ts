@@ -14,6 +14,7 @@ export const contractsRouter = router({
       openapi: {
         method: 'GET',
         path: '/contracts',
+        operationId: 'listContracts',
         tags: TAGS,
         summary: 'List contracts',
         description:
@@ -35,6 +36,7 @@ export const contractsRouter = router({
       openapi: {
         method: 'GET',
         path: '/contracts/{id}',
+        operationId: 'getContract',
         tags: TAGS,
         summary: 'Get one contract',
         description: 'One contract with its extracted data. A contract that does not exist or that the caller cannot access is a 404.',
