@@ -16,6 +16,10 @@ import { cruise, type ICruiseResult, type IDependency, type IModule } from 'depe
  * 7. Every server/ module that app/ or components/ import at run time starts with
  *    `import 'server-only'` (or is a 'use server' module), so that Next.js refuses to put
  *    it in a browser bundle.
+ * 8. Inside server/, one direction: its rooms (a folder, or a module at its top) are in the
+ *    layers of SERVER_LAYERS, and a room imports (types too) only its own layer and those
+ *    below. A low room that needs a feature offers a registration point instead
+ *    (observability/request.ts's onKeyRequest). A new room must be given a layer.
  */
 
 const SOURCES = ['app', 'components', 'server', 'db', 'lib', 'instrumentation.ts'];
@@ -26,6 +30,18 @@ const FORBIDDEN: { name: string; from: RegExp; to: RegExp }[] = [
   { name: 'server-does-not-import-ui', from: /^server\//, to: /^(app|components)\// },
   { name: 'pages-call-services-not-queries', from: /^app\//, to: /^db\// },
 ];
+
+/** server/'s rooms by layer, lowest first (docs/architecture.md, "Layers inside server/"). */
+export const SERVER_LAYERS: readonly { name: string; rooms: readonly string[] }[] = [
+  { name: 'foundation', rooms: ['config', 'errors', 'dates', 'budget', 'csv', 'after-response', 'observability', 'http', 'database', 'database-settings', 'rate-limit', 'mail'] },
+  { name: 'access', rooms: ['access', 'security-log', 'auth'] },
+  { name: 'features', rooms: ['contracts', 'calendar', 'usage', 'webhooks', 'accounts'] },
+  { name: 'transports', rooms: ['rest', 'trpc', 'actions', 'health', 'docs', 'startup'] },
+];
+
+/** The room of a server/ module (its folder, or its own name at the top), or undefined outside server/. */
+const roomOf = (source: string) => /^server\/([^/]+?)(?:\.tsx?)?(?:\/|$)/.exec(source)?.[1];
+const layerOf = (room: string) => SERVER_LAYERS.findIndex((layer) => layer.rooms.includes(room));
 
 const firstStatement = (file: string) =>
   readFileSync(file, 'utf8')
@@ -60,7 +76,13 @@ async function main() {
   }
 
   for (const mod of result.modules) {
+    const room = roomOf(mod.source);
+    if (room !== undefined && layerOf(room) < 0) problems.push(`server-room-without-layer: server/${room} (${mod.source}) is in no layer of SERVER_LAYERS`);
     for (const dependency of mod.dependencies.filter(local)) {
+      const target = roomOf(dependency.resolved);
+      if (room !== undefined && target !== undefined && layerOf(room) >= 0 && layerOf(target) > layerOf(room)) {
+        problems.push(`server-import-against-layers: ${mod.source} (${SERVER_LAYERS[layerOf(room)]!.name}) -> ${dependency.resolved} (${SERVER_LAYERS[layerOf(target)]!.name})`);
+      }
       for (const rule of FORBIDDEN) {
         if (rule.from.test(mod.source) && rule.to.test(dependency.resolved)) problems.push(`${rule.name}: ${mod.source} -> ${dependency.resolved}`);
       }

@@ -1,5 +1,5 @@
 import { getDatabase } from '@/server/database';
-import { withinBudget } from './budget';
+import { withinBudget } from '@/server/budget';
 import type { PartReport } from './types';
 
 /** The primary answers a trivial statement (opening the pool, or the embedded database, included). */

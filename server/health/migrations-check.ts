@@ -1,6 +1,6 @@
 import { LATEST_MIGRATION, lastAppliedMigrationMillis, migrationTagAt } from '@/db/queries/migrations';
 import { getDatabase } from '@/server/database';
-import { withinBudget } from './budget';
+import { withinBudget } from '@/server/budget';
 import type { MigrationsReport } from './types';
 
 /**

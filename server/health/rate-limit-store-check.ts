@@ -1,5 +1,5 @@
 import { processRateLimitStore } from '@/server/rate-limit';
-import { withinBudget } from './budget';
+import { withinBudget } from '@/server/budget';
 import type { RateLimitStoreReport } from './types';
 
 // Read, never written: a GET of a key that does not exist is the cheapest round trip the

@@ -9,8 +9,8 @@ import { RATE_LIMIT_BUCKETS, type RateLimitBucket } from '@/server/rate-limit/ty
 /**
  * The process's Prometheus metrics (docs/operations.md, "Metrics", lists each one) and the
  * one-line calls that count them from the modules where things happen. Scraped at
- * GET /api/metrics (./metrics-endpoint.ts); values read at scrape time (pools, replica,
- * webhook queue) are set by ./metrics-scrape.ts.
+ * GET /api/metrics (server/health/metrics-endpoint.ts); values read at scrape time (pools, replica,
+ * webhook queue) are set by server/health/metrics-scrape.ts.
  *
  * Nothing is recorded unless METRICS_TOKEN is set (nobody could read it) and OBSERVABILITY
  * is not "off" (the bench's switch): every counting call then costs one check of the
@@ -134,7 +134,7 @@ type Metrics = ReturnType<typeof buildMetrics> & {
    * about 1.4 µs a request here, against 2.7 ms of CPU for a list request).
    */
   httpChildren: Map<string, Map<string, ReturnType<Histogram['labels']>[]>>;
-  /** Statements in flight per database object (./metrics-scrape.ts maps them to pools). */
+  /** Statements in flight per database object (server/health/metrics-scrape.ts maps them to pools). */
   inFlight: Map<Database, number>;
 };
 

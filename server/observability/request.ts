@@ -2,7 +2,6 @@ import 'server-only';
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { config } from '@/server/config';
 import { clientAddressOf, SHARED_CLIENT_BUCKET } from '@/server/http/client-address';
-import { recordKeyRequest } from '@/server/usage/recorder';
 import { logger } from './logger';
 import { currentRequest, inRequestScope, type RequestRecord } from './request-scope';
 
@@ -20,6 +19,23 @@ import { currentRequest, inRequestScope, type RequestRecord } from './request-sc
  */
 
 export type { RequestRecord } from './request-scope';
+
+/**
+ * Told of every observed request that an API key authenticated, once it is complete, while
+ * key activity is recorded (KEY_ACTIVITY): the key's usage and request log
+ * (server/usage/recorder.ts, registered by the transport that authenticates keys). A
+ * registration point, so that this room at the bottom of server/ imports no feature.
+ */
+export type KeyRequestListener = (record: RequestRecord, url: string, clientAddress: string | null, userAgent: string | null) => void;
+
+// On globalThis: Next.js may evaluate this module more than once in a process (one copy per bundle).
+const KEY_REQUEST_LISTENER = Symbol.for('contract-data-api.key-request-listener');
+type WithListener = typeof globalThis & { [KEY_REQUEST_LISTENER]?: KeyRequestListener };
+
+/** Sets the one listener of key-authenticated requests (a second call replaces it: registering twice is harmless). */
+export function onKeyRequest(listener: KeyRequestListener): void {
+  (globalThis as WithListener)[KEY_REQUEST_LISTENER] = listener;
+}
 export { currentRequest } from './request-scope';
 
 /** `req_` and 32 hex digits: the X-Request-Id of every answer and the request_id of its log lines. */
@@ -181,10 +197,11 @@ function finish(record: RequestRecord, req: Request): void {
   const { observability, keyActivity } = config();
   let clientAddress: string | null | undefined;
   let userAgent: string | null | undefined;
-  if (keyActivity && record.keyKind === 'api_key') {
+  const keyRequestListener = (globalThis as WithListener)[KEY_REQUEST_LISTENER];
+  if (keyActivity && record.keyKind === 'api_key' && keyRequestListener) {
     clientAddress = trustedClientAddress(req.headers);
     userAgent = userAgentOf(req.headers);
-    recordKeyRequest(record, req.url, clientAddress, userAgent);
+    keyRequestListener(record, req.url, clientAddress, userAgent);
   }
   if (!observability) return;
   const log = logger();

@@ -8,7 +8,7 @@ import { parseJsonBody, readBodyText } from '@/server/http/body';
 import type { RequestContext } from '@/server/http/context';
 import { rejectQueryParameters } from '@/server/http/query';
 import { addDeprecationHeaders, linkOrigin, usedDeprecations } from './deprecation-headers';
-import { EXPORT_OPERATION_ID } from './paths';
+import { EXPORT_OPERATION_ID } from '@/server/http/api-paths';
 
 const MAX_BODY_BYTES = 16 * 1024;
 

@@ -1,6 +1,6 @@
 import { FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { CALENDAR_ERROR_EXAMPLES, icsExample } from './openapi-examples';
-import { CALENDAR_FEED_PATH } from './paths';
+import { CALENDAR_FEED_PATH } from '@/server/http/api-paths';
 
 type Json = Record<string, unknown>;
 

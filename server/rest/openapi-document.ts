@@ -13,7 +13,7 @@ import { markDeprecations } from './openapi-deprecations';
 import { addWebhooks } from './openapi-webhooks';
 import { addCodeSamples } from './code-samples';
 import { csvExample, ERROR_EXAMPLES, HEADER_EXAMPLES, OK_EXAMPLES } from './openapi-examples';
-import { API_PREFIX, DOCUMENT_PATH, EXPORT_OPERATION_ID, EXPORT_PATH } from './paths';
+import { API_PREFIX, DOCUMENT_PATH, EXPORT_OPERATION_ID, EXPORT_PATH } from '@/server/http/api-paths';
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests

@@ -1,9 +1,11 @@
 import { eventUid, feedFooter, feedHeader } from '@/server/calendar/events';
 import { allDayEvent } from '@/server/calendar/ics';
-import { csvHeaderLine, toCsvLines } from '@/server/contracts/csv';
+import { csvHeaderLine } from '@/server/contracts/csv';
+import { toCsvLines } from '@/server/csv';
 import { listContractsInput } from '@/server/contracts/schemas';
 import { EXPORT_COLUMNS } from '@/server/contracts/shape';
 import { unknownParameterDetail } from '@/server/http/query';
+import { exampleContract, leaseData, leaseSummary } from '@/server/contracts/example';
 
 /**
  * Examples of the OpenAPI document: realistic bodies for every documented response, in the
@@ -15,30 +17,6 @@ type Json = Record<string, unknown>;
 
 const REQUEST_ID = 'req_7c9e6679742540de944be07fc1f90ae7';
 
-const leaseSummary = {
-  id: '3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c',
-  title: 'Office Lease — Berlin',
-  status: 'completed',
-  file_name: 'office-lease-berlin.pdf',
-  file_size: 5500000,
-  created_at: '2026-09-29T09:00:00.000Z',
-  updated_at: '2026-09-29T10:00:00.000Z',
-  organization_id: 'ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f',
-};
-
-const leaseData = {
-  expiration_date: '2029-09-30',
-  renewal_date: '2029-06-30',
-  auto_renewal: true,
-  contract_value: 420000,
-  currency: 'EUR',
-  parties: { provider: 'Spree Immobilien GmbH', client: 'Acme Corp' },
-  summary: 'Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.',
-  confidence_score: 0.94,
-};
-
-/** A completed contract as get-one shows it (also the contract of webhook test events). */
-export const exampleContract = { ...leaseSummary, data: leaseData };
 
 const pendingSummary = {
   id: '8b1d5e2a-4c7f-4e0b-9a3d-6f2e1c0b9a87',
@@ -62,7 +40,7 @@ export const OK_EXAMPLES: Record<string, Json> = {
   'get /contracts/{id}': {
     completed: {
       summary: 'A completed contract with its extracted data',
-      value: { success: true, data: { contract: { ...leaseSummary, data: leaseData } } },
+      value: { success: true, data: { contract: exampleContract } },
     },
     processing: {
       summary: 'A contract still being processed (no data yet)',

@@ -8,7 +8,7 @@ import {
   WEBHOOK_EVENT_TYPES,
   type WebhookEventType,
 } from '@/lib/webhooks';
-import { exampleContract } from './openapi-examples';
+import { exampleContract } from '@/server/contracts/example';
 
 /**
  * The webhooks' part of the OpenAPI document (OpenAPI 3.1 `webhooks`, merged by

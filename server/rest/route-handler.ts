@@ -1,6 +1,10 @@
 import 'server-only';
-import { observed } from '@/server/observability/request';
+import { observed, onKeyRequest } from '@/server/observability/request';
+import { recordKeyRequest } from '@/server/usage/recorder';
 import { handleApiRequest } from './router';
+
+// Every request an API key authenticated feeds the key's usage and request log.
+onKeyRequest(recordKeyRequest);
 
 /**
  * The one route handler of every path and method below /api/v1 (server/rest/router.ts

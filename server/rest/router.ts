@@ -14,7 +14,7 @@ import { serveDocument } from './document';
 import { serveExport } from './export';
 import { serveJsonOperation } from './json-operations';
 import { buildOpenApiDocument } from './openapi-document';
-import { API_PREFIX, CALENDAR_FEED_PATH, DOCUMENT_PATH, EXPORT_PATH } from './paths';
+import { API_PREFIX, CALENDAR_FEED_PATH, DOCUMENT_PATH, EXPORT_PATH } from '@/server/http/api-paths';
 
 /**
  * Every request below /api/v1 comes through here (app/api/v1/[[...path]]/route.ts): the

@@ -7,7 +7,7 @@ import {
   type SecurityEventKind,
   type SecurityEventRow,
 } from '@/lib/key-activity';
-import { toCsvLines } from '@/server/contracts/csv';
+import { toCsvLines } from '@/server/csv';
 import { AppError, type ErrorDetail } from '@/server/errors';
 import { flushSecurityEvents } from './record';
 

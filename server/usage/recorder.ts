@@ -8,7 +8,7 @@ import { logger } from '@/server/observability/logger';
 import { countRequestLogDropped } from '@/server/observability/metrics';
 import type { RequestRecord } from '@/server/observability/request-scope';
 import { processRateLimitStore } from '@/server/rate-limit';
-import { API_PREFIX, EXPORT_PATH } from '@/server/rest/paths';
+import { API_PREFIX, EXPORT_PATH } from '@/server/http/api-paths';
 import { usageCountsStore } from './counts-store';
 
 /**

@@ -37,7 +37,7 @@ import { config } from '@/server/config';
 import type { SecurityEventKind } from '@/lib/key-activity';
 import { recordSecurityEvent } from '@/server/security-log/record';
 import { AppError, invalidRequest } from '@/server/errors';
-import { exampleContract } from '@/server/rest/openapi-examples';
+import { exampleContract } from '@/server/contracts/example';
 import { DestinationError, parseDestination, resolveDestination, type DestinationPolicy, type Resolver } from './destination';
 import { WebhookWorker } from './worker';
 

@@ -1,6 +1,6 @@
 import type { Database } from '@/db/client';
 import { webhookQueueDepth } from '@/db/queries/webhooks';
-import { withinBudget } from '@/server/health/budget';
+import { withinBudget } from '@/server/budget';
 
 /** Counts stop here: past it the gauge says "at least this many", which is enough to alert on. */
 export const QUEUE_DEPTH_CAP = 100_000;

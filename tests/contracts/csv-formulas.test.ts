@@ -1,6 +1,6 @@
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
-import { toCsvLines } from '@/server/contracts/csv';
+import { toCsvLines } from '@/server/csv';
 
 // OWASP CSV injection: a text cell a spreadsheet would run as a formula gets a leading
 // apostrophe. A spreadsheet's import can trim leading blanks, so the first character that

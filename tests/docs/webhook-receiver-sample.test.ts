@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_SECRET_FORMAT } from '@/server/access/token-format';
-import { exampleContract } from '@/server/rest/openapi-examples';
+import { exampleContract } from '@/server/contracts/example';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { RECEIVER_JS, RECEIVER_PY } from '@/server/rest/openapi-webhooks';
 import { messageIdOf, payloadOf, signedHeaders, type OutboxEvent } from '@/server/webhooks/message';

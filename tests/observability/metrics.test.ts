@@ -10,7 +10,7 @@ import { signInWithPasswordLimited } from '@/server/auth/sign-in-limit';
 import { ConfigError, parseConfig } from '@/server/config';
 import { setProcessDatabase } from '@/server/database';
 import { processMetrics } from '@/server/observability/metrics';
-import { handleMetricsRequest } from '@/server/observability/metrics-endpoint';
+import { handleMetricsRequest } from '@/server/health/metrics-endpoint';
 import { flushSecurityEvents } from '@/server/security-log/record';
 import { flushKeyActivity } from '@/server/usage/recorder';
 import { apiRequest, PROXY_CLIENT_ADDRESS, send } from '../helpers/api';

@@ -6,10 +6,9 @@ import { DEMO_ORGS, DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { clearVerifiedTokenCache } from '@/server/access/tokens';
 import { setProcessDatabase } from '@/server/database';
 import { toAppError } from '@/server/errors';
-import { observed } from '@/server/observability/request';
-import { handleApiRequest } from '@/server/rest/router';
 import { organizationLog, ownLog, serveSecurityLogDownload } from '@/server/security-log/download';
 import { flushSecurityEvents } from '@/server/security-log/record';
+import { apiRouteHandler } from '@/server/rest/route-handler';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { apiRequest, PROXY_CLIENT_ADDRESS } from '../helpers/api';
@@ -33,7 +32,8 @@ const statusOf = (promise: Promise<unknown>) =>
     () => 200,
     (error: unknown) => toAppError(error, 'test', false).status,
   );
-const served = observed('/api/v1/[[...path]]', handleApiRequest);
+// The route handler the app serves /api/v1 with: observed, and feeding the key's usage.
+const served = apiRouteHandler;
 const ACME = DEMO_ORGS.acme.id;
 const GLOBEX = DEMO_ORGS.globex.id;
 const { alice: ALICE, bob: BOB, carol: CAROL } = DEMO_USERS;

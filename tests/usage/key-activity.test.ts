@@ -5,8 +5,7 @@ import { clearVerifiedTokenCache } from '@/server/access/tokens';
 import { setProcessDatabase } from '@/server/database';
 import { toAppError } from '@/server/errors';
 import { processMetrics } from '@/server/observability/metrics';
-import { observed } from '@/server/observability/request';
-import { handleApiRequest } from '@/server/rest/router';
+import { apiRouteHandler } from '@/server/rest/route-handler';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { flushKeyActivity, loggedPath, MAX_PENDING_ROWS, pendingKeyActivity, recordKeyRequest } from '@/server/usage/recorder';
@@ -24,7 +23,8 @@ import { newApiKey } from '../helpers/tokens';
 
 configureForFile({ ...PROXY_CLIENT_ADDRESS, RATE_LIMIT_GENERAL_PER_WINDOW: '60', METRICS_TOKEN: 'm'.repeat(32), OBSERVABILITY: 'on', KEY_ACTIVITY: 'on' });
 
-const served = observed('/api/v1/[[...path]]', handleApiRequest);
+// The route handler the app serves /api/v1 with: observed, and feeding the key's usage.
+const served = apiRouteHandler;
 const call = async (req: Request) => {
   const res = await served(req);
   const text = await res.text();

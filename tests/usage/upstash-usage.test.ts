@@ -3,9 +3,8 @@ import type { DatabaseHandle } from '@/db/client';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { clearVerifiedTokenCache } from '@/server/access/tokens';
 import { setProcessDatabase } from '@/server/database';
-import { observed } from '@/server/observability/request';
 import { processRateLimitStore } from '@/server/rate-limit';
-import { handleApiRequest } from '@/server/rest/router';
+import { apiRouteHandler } from '@/server/rest/route-handler';
 import { createCallerFactory, createInnerContext } from '@/server/trpc/init';
 import { internalRouter } from '@/server/trpc/root';
 import { flushKeyActivity } from '@/server/usage/recorder';
@@ -30,7 +29,8 @@ if (!reachable) console.warn(`SKIPPED: Redis is not reachable at ${TEST_REDIS_UR
 let handle: DatabaseHandle;
 let proxy: UpstashProxy | undefined;
 const createCaller = createCallerFactory(internalRouter);
-const served = observed('/api/v1/[[...path]]', handleApiRequest);
+// The route handler the app serves /api/v1 with: observed, and feeding the key's usage.
+const served = apiRouteHandler;
 
 beforeAll(async () => {
   handle = await createTestDatabase();

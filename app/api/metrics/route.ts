@@ -1,4 +1,4 @@
-import { handleMetricsRequest } from '@/server/observability/metrics-endpoint';
+import { handleMetricsRequest } from '@/server/health/metrics-endpoint';
 
 // Prometheus text, read afresh on every scrape.
 export const dynamic = 'force-dynamic';

@@ -1,7 +1,7 @@
 import { config } from '@/server/config';
 import { getDb, getReadDb, openedDatabases } from '@/server/database';
 import { webhookBacklog } from '@/server/webhooks/queue-depth';
-import { processMetrics } from './metrics';
+import { processMetrics } from '@/server/observability/metrics';
 
 /** How long a scrape waits for the webhook queue's count (Prometheus' default scrape timeout is 10 s). */
 const QUEUE_DEPTH_BUDGET_MS = 1000;

@@ -5,7 +5,7 @@ import { config } from '@/server/config';
 import { AppError, toAppError } from '@/server/errors';
 import { clientAddressOf } from '@/server/http/client-address';
 import { apiHeaders, errorResponse, newRequestId } from '@/server/http/responses';
-import { countFailedKeyAttempt, metricsEnabled } from './metrics';
+import { countFailedKeyAttempt, metricsEnabled } from '@/server/observability/metrics';
 import { renderMetrics } from './metrics-scrape';
 
 /**
