@@ -1,5 +1,6 @@
 import 'server-only';
 import path from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { Column, is, SQL, Subquery } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
@@ -297,6 +298,9 @@ export async function pgliteExtensions() {
 export async function openPglite(dir?: string, options: { loadDataDir?: Blob; migrationsFolder?: string } = {}): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
+  // PGlite makes the data directory but not its parents: `npm run apikey` or `db:seed` on a
+  // fresh clone (no .data/ yet), or a PGLITE_DIR of new folders, would fail with ENOENT.
+  if (dir && !dir.includes('://')) await mkdir(dir, { recursive: true });
   const client = await PGlite.create({
     dataDir: dir,
     loadDataDir: options.loadDataDir,

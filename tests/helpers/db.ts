@@ -78,7 +78,8 @@ export async function createChildProcessDatabase(seed: (db: Database) => Promise
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cda-child-db-'));
   const remove = async () => rmSync(dir, { recursive: true, force: true });
-  const dataDir = path.join(dir, 'db');
+  // Two folders that do not exist yet, as `.data/pglite` on a fresh clone: opening creates them.
+  const dataDir = path.join(dir, '.data', 'pglite');
   const handle = await openPglite(dataDir, { loadDataDir: pgliteTemplateBlob() });
   try {
     await seed(handle.db);
