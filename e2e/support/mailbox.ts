@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../../tests/helpers/smtp-server';
 
@@ -15,7 +15,13 @@ export async function startMailbox(dir: string): Promise<TestSmtpServer> {
   mkdirSync(dir, { recursive: true });
   let n = 0;
   return startSmtpServer(0, {
-    onMail: (mail) => writeFileSync(path.join(dir, `${Date.now()}-${process.pid}-${n++}.json`), JSON.stringify(mail)),
+    // Written beside it, then renamed: a spec polling the folder from another process reads
+    // a whole message or none (CI once read a file still being written: "Unexpected end of JSON input").
+    onMail: (mail) => {
+      const file = path.join(dir, `${Date.now()}-${process.pid}-${n++}.json`);
+      writeFileSync(`${file}.partial`, JSON.stringify(mail));
+      renameSync(`${file}.partial`, file);
+    },
   });
 }
 
