@@ -56,9 +56,13 @@ import { pathToFileURL } from 'node:url';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import IORedis from 'ioredis';
-import { migrateDatabase, openPostgres, type DatabaseHandle } from '@/db/client';
+import { desc } from 'drizzle-orm';
+import { migrateDatabase, openPostgres, runStatement, type DatabaseHandle } from '@/db/client';
+import { accessibleTo, accessValues } from '@/db/queries/access';
+import { contracts } from '@/db/schema';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
+import { loadScope } from '@/server/access/scope';
 import { createToken, revokeToken } from '@/server/access/tokens';
 import { faultableCluster, otherPids, playFaults, replicaRecovery, retryCounters } from './cluster/faults';
 import { balancerUrl, PGBOUNCER_DEFAULT_POOL_SIZE, readState, REPLICA_DATABASE_ALIAS, secrets as clusterSecrets, type State } from './cluster/layout';
@@ -252,16 +256,16 @@ async function callersIn(handle: DatabaseHandle): Promise<{ callers: Caller[]; h
 
 async function callerFor(handle: DatabaseHandle, user: { id: string; email: string }, name: string): Promise<Caller> {
   const { secret: key, token } = await createToken(handle.db, 'api_key', user.id, { name: name.slice(0, 64), expiresInDays: 7 });
-  const organizationIds = (
-    await handle.query<{ organization_id: string }>('SELECT organization_id FROM memberships WHERE user_id = $1', [user.id])
-  ).map((r) => r.organization_id);
+  // What the key sees, by the app's own rule (db/queries/access.ts), never a copy of it.
+  const { scope } = await loadScope(handle.db, user.id);
+  const organizationIds = [...scope.organizationIds];
   const visible = (
-    await handle.query<{ id: string }>(
-      `SELECT id FROM contracts
-        WHERE (organization_id IS NULL AND owner_id = $1) OR organization_id = ANY($2::uuid[])
-        ORDER BY created_at DESC, id DESC`,
-      [user.id, organizationIds],
-    )
+    await runStatement(handle.db, {
+      name: 'soak.visible',
+      build: (db) => db.select({ id: contracts.id }).from(contracts).where(accessibleTo()).orderBy(desc(contracts.createdAt), desc(contracts.id)),
+      values: accessValues(scope),
+      prepareOnServer: false,
+    })
   ).map((r) => r.id);
   return { label: user.email, userId: user.id, key, keyId: token.id, contractIds: visible.slice(0, 50), organizationIds, visible: new Set(visible) };
 }

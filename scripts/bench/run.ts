@@ -6,6 +6,8 @@
  *   npm run bench -- --smoke           a short run for CI (20,000 contracts, 2 s per measurement)
  *   options: --contracts N --duration S --warmup S --rounds R --only id,id --connections 1,16
  *            --no-build --keep-build --dist-dir DIR --app-dir DIR (build and start the app from a copy) --reseed --no-profile --no-docs --label NAME
+ *            --app-build DIR                        start the app from its existing build in DIR (CI's production
+ *                                                   build, `.next`) instead of building it into --dist-dir
  *            --admin-url postgres://... --redis-url redis://... --database NAME
  *            --via postgres://user:pass@host:port   the app and the floor reach the database through
  *                                                   this pooler (PgBouncer in transaction mode, in
@@ -56,6 +58,7 @@ const { values: opts } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     'keep-build': { type: 'boolean', default: false },
     'dist-dir': { type: 'string', default: '.next-bench' },
+    'app-build': { type: 'string' },
     'app-dir': { type: 'string', default: '.' },
     reseed: { type: 'boolean', default: false },
     'no-profile': { type: 'boolean', default: false },
@@ -83,6 +86,8 @@ const config = {
   connections: (opts.connections ?? '1,16').split(',').map(Number),
   database: opts.database ?? (smoke ? 'cda_bench_smoke' : 'cda_bench'),
   distDir: opts['dist-dir']!,
+  /** The app's own existing build, when given: not built, not removed. */
+  appBuild: opts['app-build'],
   appDir: path.resolve(opts['app-dir']!),
   baseAppDir: opts['base-app-dir'] ? path.resolve(opts['base-app-dir']) : opts['base-env'] ? path.resolve(opts['app-dir']!) : undefined,
   baseEnv: parseEnvList(opts['base-env']),
@@ -334,8 +339,10 @@ async function main() {
   const scopes = {} as Record<Caller, { userId: string; organizationIds: string[] }>;
   for (const [caller, email] of Object.entries(emails) as [Exclude<Caller, 'typical_restricted'>, string][]) {
     const [user] = await db`select id from users where email = ${email}`;
-    const orgs = await db`select organization_id from memberships where user_id = ${user!.id}`;
-    scopes[caller] = { userId: user!.id as string, organizationIds: orgs.map((o) => o.organization_id as string) };
+    // The caller's scope as the app reads it (its memberships statement), never a copy of the rule.
+    const memberships = texts.compile(requestStatements.memberships(user!.id as string));
+    const orgs = (await db.unsafe(memberships.text, memberships.params as never[])) as unknown as { id: string }[];
+    scopes[caller] = { userId: user!.id as string, organizationIds: orgs.map((o) => o.id) };
   }
   // The restricted key sees exactly what the typical caller's unrestricted key sees.
   scopes.typical_restricted = scopes.typical;
@@ -345,9 +352,10 @@ async function main() {
       restrictions: ['--access', ['personal', ...scopes.typical.organizationIds].join(','), '--permissions', 'contracts:read', '--allowed-ips', '127.0.0.0/8,::1/128'],
     },
   })) as Record<Caller, string>;
-  const [newest] = await db`
-    select id from contracts where organization_id is null and owner_id = ${scopes.typical.userId}
-    order by created_at desc, id desc limit 1`;
+  // The newest of the typical caller's personal contracts: the first row of the list the app
+  // would answer for a scope of its personal contracts alone.
+  const personalFirst = texts.compile(requestStatements.page({ userId: scopes.typical.userId, organizationIds: [] }, {}, { limit: 1 })!);
+  const [newest] = (await db.unsafe(personalFirst.text, personalFirst.params as never[])) as unknown as { id: string }[];
   const fixtures: Fixtures = { keys, contractId: newest!.id as string };
   const [{ n: tableRows }] = (await db`select count(*)::int as n from contracts`) as unknown as [{ n: number }];
   log(`dataset: ${tableRows} contracts; export callers see ${exportSizes.export_small} and ${exportSizes.export_large}`);
@@ -417,19 +425,20 @@ async function main() {
     log(`built ${what} in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
   };
   const builds = [
-    { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.join(config.appDir, config.distDir) },
+    { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.join(config.appDir, config.appBuild ?? config.distDir), prebuilt: config.appBuild !== undefined },
     { what: 'the Next.js floor', cwd: process.cwd(), args: [NEXT_FLOOR_DIR], dist: path.join(NEXT_FLOOR_DIR, config.distDir) },
     // The same directory as the app (--base-env alone): one build serves both.
     ...(config.baseAppDir && config.baseAppDir !== config.appDir ? [{ what: 'the base app', cwd: config.baseAppDir, args: [] as string[], dist: path.join(config.baseAppDir, config.distDir) }] : []),
   ];
-  for (const b of builds) {
-    if (!opts['no-build']) await build(b.what, b.cwd, b.args);
+  for (const b of builds as { what: string; cwd: string; args: string[]; dist: string; prebuilt?: boolean }[]) {
+    if (!opts['no-build'] && !b.prebuilt) await build(b.what, b.cwd, b.args);
+    else if (b.prebuilt && !existsSync(path.join(b.dist, 'BUILD_ID'))) throw new Error(`--app-build: no build of ${b.what} in ${b.dist}`);
     else if (!existsSync(path.join(b.dist, 'BUILD_ID'))) throw new Error(`--no-build: no build of ${b.what} in ${b.dist}`);
   }
 
-  const appEnv = (port: number): Record<string, string> => ({
+  const appEnv = (port: number, distDir = config.distDir): Record<string, string> => ({
     NODE_ENV: 'production',
-    NEXT_DIST_DIR: config.distDir,
+    NEXT_DIST_DIR: distDir,
     NEXT_TELEMETRY_DISABLED: '1',
     DATABASE_URL: serveUrl,
     ...prepareEnv,
@@ -456,7 +465,7 @@ async function main() {
     return startServer(
       name,
       [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', ...(name === 'next' ? [NEXT_FLOOR_DIR] : []), '-H', '127.0.0.1', '-p', String(port)],
-      { ...appEnv(port), ...(name === 'base' ? config.baseEnv : {}) },
+      { ...appEnv(port, name === 'app' ? (config.appBuild ?? config.distDir) : config.distDir), ...(name === 'base' ? config.baseEnv : {}) },
       port,
       name === 'next' ? 'cda-bench-next-floor' : 'contract-data-api',
     );
@@ -561,7 +570,7 @@ async function main() {
   await db.end();
   // The build is removed unless asked to keep it (--keep-build, for a later --no-build run):
   // ESLint's configuration ignores .next/ but not other build directories.
-  if (!opts['no-build'] && !opts['keep-build']) for (const b of builds) rmSync(b.dist, { recursive: true, force: true });
+  if (!opts['no-build'] && !opts['keep-build']) for (const b of builds) if (!('prebuilt' in b && b.prebuilt)) rmSync(b.dist, { recursive: true, force: true });
 
   // 6. Report.
   const report: BenchReport = {
