@@ -62,7 +62,7 @@ import { accessibleTo, accessValues } from '@/db/queries/access';
 import { contracts } from '@/db/schema';
 import { DEMO_USERS, seedDemo } from '@/db/seed/demo';
 import { SCALE_CALLERS, seedScale } from '@/db/seed/scale';
-import { loadScope } from '@/server/access/scope';
+import { loadTokenScope } from '@/server/access/scope';
 import { createToken, revokeToken } from '@/server/access/tokens';
 import { faultableCluster, otherPids, playFaults, replicaRecovery, retryCounters } from './cluster/faults';
 import { balancerUrl, PGBOUNCER_DEFAULT_POOL_SIZE, readState, REPLICA_DATABASE_ALIAS, secrets as clusterSecrets, type State } from './cluster/layout';
@@ -256,8 +256,9 @@ async function callersIn(handle: DatabaseHandle): Promise<{ callers: Caller[]; h
 
 async function callerFor(handle: DatabaseHandle, user: { id: string; email: string }, name: string): Promise<Caller> {
   const { secret: key, token } = await createToken(handle.db, 'api_key', user.id, { name: name.slice(0, 64), expiresInDays: 7 });
-  // What the key sees, by the app's own rule (db/queries/access.ts), never a copy of it.
-  const { scope } = await loadScope(handle.db, user.id);
+  // What the key sees, by the app's own rule for a key (its scope as a request reads it,
+  // db/queries/token-scope.ts, and db/queries/access.ts), never a copy of it.
+  const { scope } = (await loadTokenScope(handle.db, token.id))!;
   const organizationIds = [...scope.organizationIds];
   const visible = (
     await runStatement(handle.db, {

@@ -425,7 +425,7 @@ async function main() {
     log(`built ${what} in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
   };
   const builds = [
-    { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.join(config.appDir, config.appBuild ?? config.distDir), prebuilt: config.appBuild !== undefined },
+    { what: 'the app', cwd: config.appDir, args: [] as string[], dist: path.resolve(config.appDir, config.appBuild ?? config.distDir), prebuilt: config.appBuild !== undefined },
     { what: 'the Next.js floor', cwd: process.cwd(), args: [NEXT_FLOOR_DIR], dist: path.join(NEXT_FLOOR_DIR, config.distDir) },
     // The same directory as the app (--base-env alone): one build serves both.
     ...(config.baseAppDir && config.baseAppDir !== config.appDir ? [{ what: 'the base app', cwd: config.baseAppDir, args: [] as string[], dist: path.join(config.baseAppDir, config.distDir) }] : []),
@@ -460,12 +460,15 @@ async function main() {
   // The app, the base app and the Next.js floor are started alike (next start, the same
   // environment). Postgres CPU is summed over the backends of an application_name; the app
   // and the base app share theirs, which is harmless: one's backends idle while the other is measured.
+  // The app's build, also the base app's when the base is the same directory (--base-env alone).
+  const sameBase = config.baseAppDir === config.appDir;
+  const distDirOf = (name: 'app' | 'base' | 'next') => (name === 'app' || (name === 'base' && sameBase) ? (config.appBuild ?? config.distDir) : config.distDir);
   const startNext = async (name: 'app' | 'base' | 'next', extraNodeArgs: string[] = []) => {
     const port = await freePort();
     return startServer(
       name,
       [...extraNodeArgs, 'node_modules/next/dist/bin/next', 'start', ...(name === 'next' ? [NEXT_FLOOR_DIR] : []), '-H', '127.0.0.1', '-p', String(port)],
-      { ...appEnv(port, name === 'app' ? (config.appBuild ?? config.distDir) : config.distDir), ...(name === 'base' ? config.baseEnv : {}) },
+      { ...appEnv(port, distDirOf(name)), ...(name === 'base' ? config.baseEnv : {}) },
       port,
       name === 'next' ? 'cda-bench-next-floor' : 'contract-data-api',
     );
