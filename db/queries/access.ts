@@ -1,4 +1,5 @@
 import { and, eq, isNull, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { contracts, memberships } from '../schema';
 
 /**
@@ -13,6 +14,11 @@ import { contracts, memberships } from '../schema';
  * - `accessPaths()`: the same rule as a union of paths (the personal contracts, then each
  *   organisation's), each served in list order by its own index, so that a page can merge
  *   the paths (Merge Append) and read about limit + offset rows whatever the caller sees.
+ *
+ * Its other forms are here too: a count's paths (`countPaths()`), the same paths' keys in
+ * the per-path counters (`counterPathKeys()`, `counterPaths()`), the scope of a member's key,
+ * feed or endpoint (`memberObjectReaches()`) and the webhook fan-out turned around
+ * (`endpointMaySee()`). tests/access/agreement.test.ts holds them all to the rule.
  *
  * Values are always placeholders, so that a statement's text depends only on its shape
  * (how many organisations) and can be prepared once.
@@ -118,6 +124,33 @@ export function countPaths(shape: AccessShape): SQL[] {
 /** The values of `countPaths()`. */
 export function countPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
   return { userId: personalOwner(scope), orgIds: uuidArrayLiteral(shape.organizationIds) };
+}
+
+/**
+ * The rule over the per-path counter tables (contract_counts, contract_date_counts,
+ * contract_updated_counts): each row counts the contracts of one path, keyed as the
+ * counters' triggers write it (migrations 0007 to 0009): `personal` true and `scope_id` the
+ * owner for a person's personal contracts (organisation null), `personal` false and
+ * `scope_id` the organisation for an organisation's. tests/access/agreement.test.ts holds the
+ * totals read through these keys to the rule.
+ */
+export interface CounterTable {
+  personal: PgColumn;
+  scopeId: PgColumn;
+}
+
+/** Each access path's key in the counter tables, in the order of accessPaths() (its placeholders: accessPathValues()). */
+export function counterPathKeys(shape: AccessShape): { personal: boolean; id: SQL }[] {
+  return [
+    ...(shape.personal ? [{ personal: true, id: sql`${sql.placeholder('userId')}::uuid` }] : []),
+    ...shape.organizationIds.map((_, i) => ({ personal: false, id: sql`${sql.placeholder(`org${i}`)}::uuid` })),
+  ];
+}
+
+/** The counter rows of all the shape's paths at once, as countPaths() reads the rows (its placeholders: countPathValues()). */
+export function counterPaths(table: CounterTable, shape: AccessShape): SQL {
+  const organizations = sql`(NOT ${table.personal} AND ${table.scopeId} = any(${sql.placeholder('orgIds')}::uuid[]))`;
+  return shape.personal ? sql`((${table.personal} AND ${table.scopeId} = ${sql.placeholder('userId')}) OR ${organizations})` : organizations;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   accessPathValues,
   accessShape,
   accessShapeName,
+  counterPaths,
   countPaths,
   countPathValues,
   type AccessShape,
@@ -61,12 +62,6 @@ export function countSource(filter: FilterShape, options: CountOptions = {}): Co
   return names.includes('search') && options.searchCap !== undefined ? 'rows-capped' : 'rows';
 }
 
-/** The counter rows of the scope's access paths (personal, and all organisations at once). */
-function counterScope(table: typeof contractCounts | typeof contractDateCounts | typeof contractUpdatedCounts, shape: AccessShape): SQL {
-  const organizations = sql`(NOT ${table.personal} AND ${table.scopeId} = any(${sql.placeholder('orgIds')}::uuid[]))`;
-  return shape.personal ? sql`((${table.personal} AND ${table.scopeId} = ${sql.placeholder('userId')}) OR ${organizations})` : organizations;
-}
-
 /** The list's default order: a capped count of q reads each path in it. */
 const listOrder = orderTerms(DEFAULT_ORDER, SORT_KEYS[DEFAULT_ORDER.field].expression, sql`${contracts.id}`);
 
@@ -86,14 +81,14 @@ function countersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
   return db
     .select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') })
     .from(t)
-    .where(and(counterScope(t, shape), ...statusClauses(t, filter)));
+    .where(and(counterPaths(t, shape), ...statusClauses(t, filter)));
 }
 
 function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
   const t = contractDateCounts;
   const kind = filter.names.some((n) => DATE_FILTERS.e.has(n)) ? 'e' : 'r';
   const [from, to] = kind === 'e' ? ['expirationFrom', 'expirationTo'] : ['renewalFrom', 'renewalTo'];
-  const clauses: SQL[] = [counterScope(t, shape), sql`${t.kind} = ${sql.raw(`'${kind}'`)}`];
+  const clauses: SQL[] = [counterPaths(t, shape), sql`${t.kind} = ${sql.raw(`'${kind}'`)}`];
   if (filter.names.includes(from as FilterName)) clauses.push(sql`${t.day} >= ${sql.placeholder(from!)}::date`);
   if (filter.names.includes(to as FilterName)) clauses.push(sql`${t.day} <= ${sql.placeholder(to!)}::date`);
   // Only completed contracts have a date the API shows: another status matches none.
@@ -123,7 +118,7 @@ function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterSh
   const laterDays = db
     .select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') })
     .from(t)
-    .where(and(counterScope(t, shape), sql`${t.day} > ${since}::date`, ...statusClauses(t, filter)));
+    .where(and(counterPaths(t, shape), sql`${t.day} > ${since}::date`, ...statusClauses(t, filter)));
   return partialDay.reduce<ReturnType<typeof laterDays.unionAll>>((q, b) => q.unionAll(b), laterDays as never);
 }
 

@@ -1,6 +1,6 @@
 import { and, sql, type SQL } from 'drizzle-orm';
 import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
-import { accessPaths, type AccessShape } from '../access';
+import { accessPaths, counterPathKeys, type AccessShape } from '../access';
 import type { Sort } from './expressions';
 import type { FilterShape } from './filters';
 
@@ -139,14 +139,6 @@ export function rangeChoice(filter: FilterShape, sort: Sort): RangeChoice | unde
   };
 }
 
-/** Each access path's key in the counter tables, in the order of accessPaths(). */
-function pathCounterKeys(shape: AccessShape): { personal: boolean; id: SQL }[] {
-  return [
-    ...(shape.personal ? [{ personal: true, id: sql`${sql.placeholder('userId')}::uuid` }] : []),
-    ...shape.organizationIds.map((_, i) => ({ personal: false, id: sql`${sql.placeholder(`org${i}`)}::uuid` })),
-  ];
-}
-
 /**
  * Each access path's rows in the choice's range, in the order of accessPaths(): from the
  * per-day counters for a window, counted up to `few` in the range's index otherwise.
@@ -159,7 +151,7 @@ export function rowsInRange(shape: AccessShape, choice: RangeChoice): SQL[] {
   }
   const t = contractDateCounts;
   const bounds = counted.window.map((name) => sql`${t.day} ${sql.raw(name.endsWith('From') ? '>=' : '<=')} ${sql.placeholder(name)}::date`);
-  return pathCounterKeys(shape).map(
+  return counterPathKeys(shape).map(
     ({ personal, id }) =>
       sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`, sql`${t.kind} = ${sql.raw(`'${counted.kind}'`)}`, ...bounds)})`,
   );
@@ -173,7 +165,7 @@ export function rowsInRange(shape: AccessShape, choice: RangeChoice): SQL[] {
 export function rowsUpdatedSince(shape: AccessShape): SQL[] {
   const t = contractUpdatedCounts;
   const sinceDay = sql`(${sql.placeholder('updatedSince')}::timestamptz AT TIME ZONE 'UTC')::date`;
-  return pathCounterKeys(shape).map(
+  return counterPathKeys(shape).map(
     ({ personal, id }) =>
       sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`, sql`${t.day} >= ${sinceDay}`)})`,
   );
@@ -182,7 +174,7 @@ export function rowsUpdatedSince(shape: AccessShape): SQL[] {
 /** Each access path's contracts, from its counters (contract_counts): a dozen rows a path. */
 export function rowsInPath(shape: AccessShape): SQL[] {
   const t = contractCounts;
-  return pathCounterKeys(shape).map(
+  return counterPathKeys(shape).map(
     ({ personal, id }) => sql`(SELECT coalesce(sum(${t.n}), 0) FROM ${t} WHERE ${and(sql`${t.scopeId} = ${id}`, sql`${t.personal} = ${sql.raw(String(personal))}`)})`,
   );
 }
