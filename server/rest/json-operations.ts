@@ -3,7 +3,6 @@ import type { DeferredRateLimit, RequestContext } from '@/server/http/context';
 import { bytesResponse } from '@/server/http/responses';
 import { createCallerFactory } from '@/server/trpc/init';
 import { restRouter } from '@/server/trpc/root';
-import { buildOpenApiDocument } from './openapi-document';
 
 /**
  * The REST API's JSON operations (list, get one), called through tRPC's public caller
@@ -33,51 +32,44 @@ type RawInput = Record<string, string | string[]>;
 /**
  * Each JSON operation of the document, by the operationId its procedure's OpenAPI metadata
  * gives it, as a call of that procedure (type-checked: a renamed procedure fails tsc). A
- * procedure added to restRouter without an entry here is refused as a server error by
- * serveJsonOperation below, which every API test of the new operation shows at once.
+ * procedure added to restRouter without an entry here fails the route table's first use
+ * (jsonOperation below), and with it every API test.
  */
 const CALLS: Record<string, (caller: RestCaller, input: RawInput) => Promise<unknown>> = {
   listContracts: (caller, input) => caller.contracts.list(input as never),
   getContract: (caller, input) => caller.contracts.get(input as never),
 };
 
-interface Operation {
-  method: string;
-  /** The path below /api/v1 with its {parameters} as named groups. */
-  pattern: RegExp;
-  call: (caller: RestCaller, input: RawInput) => Promise<unknown>;
+/**
+ * The handler of one JSON operation of the route table (server/rest/router.ts, built from
+ * the document): its document path (below /api/v1, with {parameters}) and operationId.
+ */
+export function jsonOperation(path: string, operationId: string): (req: Request, ctx: RequestContext, responseHeaders: Headers) => Promise<Response> {
+  const call = CALLS[operationId];
+  if (!call) throw new Error(`no procedure call for the JSON operation ${operationId} (server/rest/json-operations.ts)`);
+  const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '(?<$1>[^/]+)');
+  const pattern = new RegExp(`^${source}/?$`);
+  return (req, ctx, responseHeaders) => serveJsonOperation(pattern, call, req, ctx, responseHeaders);
 }
 
-/** The document's operations that a procedure serves, in the document's order. */
-function operationsOf(): Operation[] {
-  const paths = buildOpenApiDocument('').paths as Record<string, Record<string, { operationId?: string }>>;
-  return Object.entries(paths).flatMap(([path, item]) =>
-    Object.entries(item).flatMap(([method, operation]) => {
-      const call = operation.operationId === undefined ? undefined : CALLS[operation.operationId];
-      if (!call) return [];
-      const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '(?<$1>[^/]+)');
-      return [{ method: method.toUpperCase(), pattern: new RegExp(`^${source}/?$`), call }];
-    }),
-  );
-}
-
-let operations: Operation[] | undefined;
-
-export async function serveJsonOperation(req: Request, ctx: RequestContext, responseHeaders: Headers): Promise<Response> {
-  operations ??= operationsOf();
+async function serveJsonOperation(
+  pattern: RegExp,
+  operation: (caller: RestCaller, input: RawInput) => Promise<unknown>,
+  req: Request,
+  ctx: RequestContext,
+  responseHeaders: Headers,
+): Promise<Response> {
   const url = new URL(req.url);
-  const path = url.pathname.replace(/^\/api\/v1/, '');
-  let match: RegExpExecArray | null = null;
-  const operation = operations.find((op) => op.method === req.method && (match = op.pattern.exec(path)) !== null);
-  // The router only sends documented paths and methods here.
-  if (!operation || !match) throw new Error(`no JSON operation for ${req.method} ${path}`);
+  const match = pattern.exec(url.pathname.replace(/^\/api\/v1/, ''));
+  // The router only sends this operation's paths here.
+  if (!match) throw new Error(`not a path of this JSON operation: ${url.pathname}`);
 
   const input: RawInput = {};
   for (const name of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(name);
     input[name] = values.length === 1 ? values[0]! : values;
   }
-  for (const [name, value] of Object.entries((match as RegExpExecArray).groups ?? {})) {
+  for (const [name, value] of Object.entries(match.groups ?? {})) {
     // A query parameter named like a path parameter is refused as given twice, rather than
     // silently overwritten (trpc-to-openapi's adapter would overwrite it).
     input[name] = name in input ? [...[input[name]!].flat(), value] : value;
@@ -86,7 +78,7 @@ export async function serveJsonOperation(req: Request, ctx: RequestContext, resp
   const ifNoneMatch = ifNoneMatchOf(req.headers);
   const deferred: DeferredRateLimit | undefined = ifNoneMatch ? {} : undefined;
   const caller = createRestCaller(deferred ? { ...ctx, deferredRateLimit: deferred } : ctx);
-  const call = (input: RawInput) => operation.call(caller, input);
+  const call = (input: RawInput) => operation(caller, input);
   // The body is encoded once: its entity tag and the response read the same bytes.
   if (!ifNoneMatch || !deferred) return answer(Buffer.from(JSON.stringify(await call(input))), responseHeaders);
 

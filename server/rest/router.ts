@@ -12,7 +12,7 @@ import { feedNotFound, isFeedFile, serveCalendarFeed } from './calendar-feed';
 import { addDeprecationHeaders, linkOrigin, usedDeprecations } from './deprecation-headers';
 import { serveDocument } from './document';
 import { serveExport } from './export';
-import { serveJsonOperation } from './json-operations';
+import { jsonOperation } from './json-operations';
 import { buildOpenApiDocument } from './openapi-document';
 import { API_PREFIX, CALENDAR_FEED_PATH, DOCUMENT_PATH, EXPORT_PATH } from '@/server/http/api-paths';
 
@@ -55,7 +55,7 @@ function patternOf(path: string): RegExp {
 
 const withHead = (methods: string[]) => [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : [])])];
 
-function serverOf(path: string): Pick<Route, 'serve' | 'pattern' | 'wrongMethod'> {
+function serverOf(path: string, operationIds: Record<string, string>): Pick<Route, 'serve' | 'pattern' | 'wrongMethod'> {
   if (path === DOCUMENT_PATH) {
     const serve: Serve = (req, headers) => {
       rejectQueryParameters(req.url, []);
@@ -74,18 +74,15 @@ function serverOf(path: string): Pick<Route, 'serve' | 'pattern' | 'wrongMethod'
       wrongMethod: (req, requestId, headers) => (isFeedFile(req.url) ? undefined : errorResponse(feedNotFound(), requestId, headers)),
     };
   }
-  return { serve: withContext(serveJsonOperation), pattern: patternOf(path) };
+  return { serve: withContext(jsonOperation(path, operationIds.GET!)), pattern: patternOf(path) };
 }
 
 function buildRoutes(): Route[] {
   const paths = buildOpenApiDocument('').paths as Record<string, Record<string, unknown>>;
-  const documented: Route[] = Object.entries(paths).map(([path, item]) => ({
-    path,
-    template: `${API_PREFIX}${path}`,
-    methods: withHead(Object.keys(item).map((m) => m.toUpperCase())),
-    operationIds: Object.fromEntries(Object.entries(item).map(([m, operation]) => [m.toUpperCase(), String((operation as { operationId?: string }).operationId)])),
-    ...serverOf(path),
-  }));
+  const documented: Route[] = Object.entries(paths).map(([path, item]) => {
+    const operationIds = Object.fromEntries(Object.entries(item).map(([m, operation]) => [m.toUpperCase(), String((operation as { operationId?: string }).operationId)]));
+    return { path, template: `${API_PREFIX}${path}`, methods: withHead(Object.keys(item).map((m) => m.toUpperCase())), operationIds, ...serverOf(path, operationIds) };
+  });
   // A path without parameters wins over a pattern, as in the App Router ("/contracts/export" over "/contracts/{id}").
   return documented.sort((a, b) => Number(a.path.includes('{')) - Number(b.path.includes('{')));
 }

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '@/db/client';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
 import { errorEnvelope, toAppError } from '@/server/errors';
 import { requestContext } from '@/server/http/context';
-import { serveJsonOperation } from '@/server/rest/json-operations';
+import { apiRoutes } from '@/server/rest/router';
 import { restRouter } from '@/server/trpc/root';
 import { PROXY_CLIENT_ADDRESS } from '../helpers/api';
 import { configureForFile } from '../helpers/config';
@@ -13,7 +13,7 @@ import { newApiKey } from '../helpers/tokens';
 
 /**
  * The JSON operations are served by the app's own small dispatcher over tRPC's caller
- * (server/rest/json-operations.ts), not by trpc-to-openapi's runtime. This holds the two
+ * (server/rest/json-operations.ts, through the router's table), not by trpc-to-openapi's runtime. This holds the two
  * side by side on the same requests: same status, same body (errors mapped by the one
  * error module in both cases). If an upgrade of trpc-to-openapi changes how it reads
  * input (query arrays, path parameters, coercion), this fails and the dispatcher follows.
@@ -65,7 +65,10 @@ async function ours(req: Request) {
   const headers = new Headers();
   const ctx = requestContext(req, { db: handle.db, readDb: handle.db }, 'req_test', headers);
   try {
-    return await serveJsonOperation(req, ctx, headers);
+    // The JSON operation's handler from the router's table, without the router around it.
+    const path = new URL(req.url).pathname.replace(/^\/api\/v1/, '');
+    const route = apiRoutes().find((r) => r.pattern.test(path))!;
+    return await route.serve(req, headers, async () => ctx);
   } catch (error) {
     const appError = toAppError(error, ctx.requestId, false);
     return Response.json(errorEnvelope(appError, ctx.requestId), { status: appError.status });

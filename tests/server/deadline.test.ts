@@ -22,7 +22,7 @@ const never = () => {
   hang.calls++;
   return new Promise<Response>(() => {});
 };
-vi.mock('@/server/rest/json-operations', () => ({ serveJsonOperation: () => never() }));
+vi.mock('@/server/rest/json-operations', () => ({ jsonOperation: () => () => never() }));
 vi.mock('@/server/rest/export', () => ({ serveExport: () => never() }));
 vi.mock('@/server/rest/calendar-feed', async (importOriginal) => ({ ...(await importOriginal<object>()), serveCalendarFeed: () => never() }));
 vi.mock('@/server/rest/document', () => ({ serveDocument: () => never() }));
