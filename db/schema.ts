@@ -159,7 +159,7 @@ export const contracts = pgTable(
     //
     // In the database (migration 0012) these four also carry INCLUDE (status,
     // expiration_date, renewal_date, auto_renewal): a date window sorted by the OTHER date
-    // reads its range index-only (db/queries/contracts/range-choice.ts, WINDOW_FEW_MATCHES; Postgres
+    // reads its range index-only (db/queries/contracts/plan.ts, WINDOW_FEW_MATCHES; Postgres
     // uses an index-only scan for an expression only when its columns are in the index).
     // Drizzle cannot write INCLUDE, so the migration is written by hand and the key columns
     // here are the whole of what Drizzle compares. Not key columns: as key columns the

@@ -4,8 +4,13 @@ import type { DatabaseHandle, Statement } from '@/db/client';
 import type { CallerScope } from '@/db/queries/access';
 import { contractStatement } from '@/db/queries/contracts/by-id';
 import { detailColumns } from '@/db/queries/contracts/columns';
-import { contractCountStatement } from '@/db/queries/contracts/count';
-import { contractPageStatement, type Cursor } from '@/db/queries/contracts/page';
+import type { ContractColumns } from '@/db/queries/contracts/columns';
+import { countStatement } from '@/db/queries/contracts/count';
+import { figuresStatement } from '@/db/queries/contracts/figures';
+import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { pageStatements, type Cursor, type PageRequest } from '@/db/queries/contracts/page';
+import { describePlan } from '@/db/queries/contracts/plan';
+import { planContractList } from '@/db/queries/contracts/planning';
 import { users } from '@/db/schema';
 import { SCALE_CALLERS } from '@/db/seed/scale';
 import { loadScope } from '@/server/access/scope';
@@ -18,12 +23,13 @@ import { COMBINATIONS, filterPairShapes, singleFilterShapes } from './bench/list
 import { StatementTexts } from './bench/statements';
 import { runScript, UsageError } from './run-script';
 
-// Prints EXPLAIN (ANALYZE, BUFFERS) of the exact list-page and count statements the API
-// sends for a caller of the scale dataset (seed it first: npm run db:seed -- --contracts 200000).
+// Prints the list's plan in words (db/queries/contracts/plan.ts), then EXPLAIN (ANALYZE,
+// BUFFERS) of the exact figures, list-page and count statements the API sends for a caller of the scale dataset (seed it first: npm run db:seed -- --contracts 200000).
 // --query takes the list endpoint's own query string, validated as the API validates it.
 // --summary instead times every shape with at most one filter and one sort (both
 // directions), plus a page deep in the list by cursor and by offset: the median of
-// --runs executions of each statement, Postgres's own "Execution Time", as a table.
+// --runs executions of each statement, Postgres's own "Execution Time", as a table (the
+// figures statement, for the shapes whose plan reads figures first, is a column of its own).
 // Usage: npm run db:explain -- [--caller heavy|typical] [--query 'expiring_within_days=90&sort=expiration_date'] [--today YYYY-MM-DD]
 //        npm run db:explain -- --summary [--caller heavy] [--today YYYY-MM-DD] [--runs 5] [--pairs]
 // --pairs adds every pair of two filters (scripts/bench/list-shapes.ts) to the summary;
@@ -77,6 +83,20 @@ async function executionMs(handle: DatabaseHandle, text: string, params: unknown
   return (plan as [{ 'Execution Time': number }])[0]['Execution Time'];
 }
 
+/** The statements the API runs for one list request, from the plan it makes (reading its figures as the API does). */
+async function plannedStatements(handle: DatabaseHandle, scope: CallerScope, filters: ContractFilters, page: PageRequest, columns?: ContractColumns) {
+  const list = await planContractList(handle.db, scope, filters, page, { searchCap: SEARCH_TOTAL_CAP });
+  if (!list) return undefined;
+  const { first, thenNulls } = pageStatements(list, page, columns);
+  const figures = figuresStatement(scope, list.shape, list.filter, list.plan.needs);
+  return { list, figures: figures as Statement<unknown> | undefined, page: first as Statement<unknown>, thenNulls: thenNulls as Statement<unknown> | undefined, count: countStatement(list) as Statement<unknown> };
+}
+
+/** A page's (first) statement, planned as the API plans it. */
+async function pageStatementOf(handle: DatabaseHandle, scope: CallerScope, filters: ContractFilters, page: PageRequest, columns?: ContractColumns) {
+  return (await plannedStatements(handle, scope, filters, page, columns))?.page;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function timed(handle: DatabaseHandle, texts: StatementTexts, statement: Statement<unknown> | undefined, runs: number) {
@@ -122,22 +142,25 @@ async function summary(
   const row = async (query: string) => {
     const input = parseShape(query);
     const filters = toContractFilters(input, today);
-    const page = await timed(handle, texts, contractPageStatement(scope, filters, { limit: input.limit + 1, offset: input.offset, sort: toSort(input.sort) }) as Statement<unknown>, runs);
-    const count = await timed(handle, texts, contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }) as Statement<unknown>, runs);
-    console.log(`| \`${query || '(none)'}\` | ${fmt(page)} | ${fmt(count)} | ${fmt(page + count)} |`);
-    return page + count;
+    const planned = await plannedStatements(handle, scope, filters, { limit: input.limit + 1, offset: input.offset, sort: toSort(input.sort) });
+    const figures = await timed(handle, texts, planned?.figures, runs);
+    const page = await timed(handle, texts, planned?.page, runs);
+    const count = await timed(handle, texts, planned?.count, runs);
+    console.log(`| \`${query || '(none)'}\` | ${planned?.figures ? fmt(figures) : ''} | ${fmt(page)} | ${fmt(count)} | ${fmt(figures + page + count)} |`);
+    return figures + page + count;
   };
-  console.log('| Query | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+  const header = (first: string) => `| ${first} | figures ms | page ms | count ms | figures + page + count ms |\n| --- | --- | --- | --- | --- |`;
+  console.log(header('Query'));
   let worst = { query: '', ms: 0 };
   for (const query of wanted(singleFilterShapes())) {
     const ms = await row(query);
     if (ms > worst.ms) worst = { query, ms };
   }
   console.log(`\nWorst single-filter shape: \`${worst.query || '(none)'}\` ${fmt(worst.ms)} ms\n`);
-  console.log('| Combination | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+  console.log(header('Combination'));
   for (const query of wanted(COMBINATIONS)) await row(query);
   if (pairs) {
-    console.log('\n| Two filters | page ms | count ms | page + count ms |\n| --- | --- | --- | --- |');
+    console.log(`\n${header('Two filters')}`);
     let worstPair = { query: '', ms: 0 };
     for (const query of wanted(filterPairShapes())) {
       const ms = await row(query);
@@ -151,15 +174,13 @@ async function summary(
   // export's first page (1,000 rows with the detail columns, the service's page size), the
   // figures the 10,000,000-contract goal compares with 200,000 (docs/query-plans.md).
   console.log('\n| Other reads | ms |\n| --- | --- |');
-  const newest = await handle.query<{ id: string }>(
-    `select id from (${texts.compile(contractPageStatement(scope, {}, { limit: 1 }) as Statement<unknown>).text}) p`,
-    texts.compile(contractPageStatement(scope, {}, { limit: 1 }) as Statement<unknown>).params,
-  );
+  const newestPage = texts.compile((await pageStatementOf(handle, scope, {}, { limit: 1 }))!);
+  const newest = await handle.query<{ id: string }>(`select id from (${newestPage.text}) p`, newestPage.params);
   if (newest[0]) console.log(`| get-one | ${fmt(await timed(handle, texts, contractStatement(scope, newest[0].id) as Statement<unknown>, runs))} |`);
   for (const sort of ['', 'sort=expiration_date']) {
     const input = parseShape(sort);
-    const exportPage = contractPageStatement(scope, toContractFilters(input, today), { limit: 1000, sort: toSort(input.sort) }, detailColumns);
-    console.log(`| export first page (1,000 rows${sort ? `, ${sort}` : ''}) | ${fmt(await timed(handle, texts, exportPage as Statement<unknown>, runs))} |`);
+    const exportPage = await pageStatementOf(handle, scope, toContractFilters(input, today), { limit: 1000, sort: toSort(input.sort) }, detailColumns);
+    console.log(`| export first page (1,000 rows${sort ? `, ${sort}` : ''}) | ${fmt(await timed(handle, texts, exportPage, runs))} |`);
   }
   // Deep pages: the 10,000th page of 50 (or the last one the caller has) by offset and by
   // cursor (the cursor is the row just before it, as the previous page would have named).
@@ -172,8 +193,8 @@ async function summary(
     let before: { sortKeyText: string | null; id: string } | undefined;
     // The caller may see fewer rows: halve until a row exists there.
     while (at > 0 && !before) {
-      const statement = contractPageStatement(scope, filters, { limit: 1, offset: at - 1, sort: toSort(input.sort) })!;
-      const { text, params } = texts.compile(statement as Statement<unknown>);
+      const statement = (await pageStatementOf(handle, scope, filters, { limit: 1, offset: at - 1, sort: toSort(input.sort) }))!;
+      const { text, params } = texts.compile(statement);
       [before] = await handle.query<{ sortKeyText: string | null; id: string }>(
         `select sort_key_text as "sortKeyText", id from (${text}) p`,
         params,
@@ -182,9 +203,9 @@ async function summary(
     }
     if (!before) continue;
     const cursor: Cursor = { key: before.sortKeyText, id: before.id };
-    const first = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, sort: toSort(input.sort) }) as Statement<unknown>, runs);
-    const byCursor = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, after: cursor, sort: toSort(input.sort) }) as Statement<unknown>, runs);
-    const byOffset = await timed(handle, texts, contractPageStatement(scope, filters, { limit: 51, offset: at, sort: toSort(input.sort) }) as Statement<unknown>, runs);
+    const first = await timed(handle, texts, await pageStatementOf(handle, scope, filters, { limit: 51, sort: toSort(input.sort) }), runs);
+    const byCursor = await timed(handle, texts, await pageStatementOf(handle, scope, filters, { limit: 51, after: cursor, sort: toSort(input.sort) }), runs);
+    const byOffset = await timed(handle, texts, await pageStatementOf(handle, scope, filters, { limit: 51, offset: at, sort: toSort(input.sort) }), runs);
     console.log(`| \`${sort || '(default)'}\` first page | ${fmt(first)} |`);
     console.log(`| \`${sort || '(default)'}\` after row ${at} by cursor | ${fmt(byCursor)} |`);
     console.log(`| \`${sort || '(default)'}\` at offset ${at} | ${fmt(byOffset)} |`);
@@ -227,17 +248,24 @@ runScript(async () => {
   console.log(`${rows} contracts in the table; ${who}; query: ${values.query || '(none)'}\n`);
 
   const texts = new StatementTexts(db);
-  const statements = {
-    [`list page (limit ${input.limit}, offset ${input.offset})`]: contractPageStatement(scope, filters, { limit: input.limit, offset: input.offset, sort: toSort(input.sort) }),
-    count: contractCountStatement(scope, filters, { searchCap: SEARCH_TOTAL_CAP }),
+  const page = { limit: input.limit, offset: input.offset, sort: toSort(input.sort) };
+  const planned = await plannedStatements(handle, scope, filters, page);
+  if (!planned) {
+    console.log('No statement: the organisation is not the caller\'s, or the filters contradict each other (an empty page, total 0).');
+    await handle.close();
+    return;
+  }
+  const pathNames = [...(planned.list.shape.personal ? ['personal'] : []), ...planned.list.shape.organizationIds.map((id) => `organisation ${id}`)];
+  console.log(`== The plan\n${describePlan(planned.list.plan, pathNames).join('\n')}\n`);
+  const statements: Record<string, Statement<unknown> | undefined> = {
+    'figures (read first)': planned.figures,
+    [`list page (limit ${input.limit}, offset ${input.offset})`]: planned.page,
+    count: planned.count,
   };
   for (const [label, statement] of Object.entries(statements)) {
-    if (!statement) {
-      console.log(`== ${label}: no statement (the organisation is not the caller's, or the filters contradict each other)\n`);
-      continue;
-    }
+    if (!statement) continue;
     const { text, params } = texts.compile(statement);
-    console.log(`== ${label}\n${text}\n`);
+    console.log(`== ${label}: ${statement.name}\n${text}\n`);
     const plan = await handle.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${text}`, params);
     console.log(`${plan.map((r) => r['QUERY PLAN']).join('\n')}\n`);
   }

@@ -1,9 +1,9 @@
 import type { Database } from '@/db/client';
 import { selectContract } from '@/db/queries/contracts/by-id';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractDetailRow } from '@/db/queries/contracts/columns';
-import { countContractsBounded } from '@/db/queries/contracts/count';
 import { DEFAULT_ORDER, type Sort } from '@/db/queries/contracts/expressions';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
+import { selectPageAndTotal } from '@/db/queries/contracts/list';
 import { selectContractPage, type Cursor, type PageRow } from '@/db/queries/contracts/page';
 import { assertMemberOf, type CallerScope } from '@/server/access/scope';
 import { AppError } from '@/server/errors';
@@ -32,10 +32,14 @@ type ListInput = { filters: ContractFilters; limit: number; offset: number; sort
  */
 async function listPage<T>(db: Database, scope: CallerScope, input: ListInput, columns: ContractColumns, shape: (row: ContractDetailRow) => T) {
   assertMemberOf(scope, input.filters.organizationId);
-  const [rows, total] = await Promise.all([
-    selectContractPage<ContractDetailRow>(db, scope, input.filters, { limit: input.limit + 1, offset: input.offset, after: input.after, sort: input.sort }, columns),
-    countContractsBounded(db, scope, input.filters, { searchCap: SEARCH_TOTAL_CAP }),
-  ]);
+  const { rows, total } = await selectPageAndTotal<ContractDetailRow>(
+    db,
+    scope,
+    input.filters,
+    { limit: input.limit + 1, offset: input.offset, after: input.after, sort: input.sort },
+    columns,
+    { searchCap: SEARCH_TOTAL_CAP },
+  );
   const hasMore = rows.length > input.limit;
   const page = hasMore ? rows.slice(0, input.limit) : rows;
   const last = page.at(-1);

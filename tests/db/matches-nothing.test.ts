@@ -2,7 +2,7 @@ import { and, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runStatement, type DatabaseHandle } from '@/db/client';
 import { contractCountStatement, countContracts } from '@/db/queries/contracts/count';
-import { filterShape, filterShapeName, matchesNothing, type ContractFilters } from '@/db/queries/contracts/filters';
+import { filterClauses, filterShape, filterShapeName, matchesNothing, type ContractFilters } from '@/db/queries/contracts/filters';
 import { contractPageStatement, selectContractPage } from '@/db/queries/contracts/page';
 import { contracts, users } from '@/db/schema';
 import { CONTRACT_STATUSES } from '@/lib/contracts';
@@ -56,7 +56,7 @@ async function plainCount(filters: ContractFilters): Promise<number> {
   const shape = filterShape(filters);
   const rows = await runStatement(handle.db, {
     name: `matches-nothing plain ${filterShapeName(shape)}`,
-    build: (db) => db.select({ n: sql<number>`count(*)::int` }).from(contracts).where(and(sql`${contracts.ownerId} = ${USER}`, ...shape.clauses)),
+    build: (db) => db.select({ n: sql<number>`count(*)::int` }).from(contracts).where(and(sql`${contracts.ownerId} = ${USER}`, ...filterClauses(shape))),
     values: shape.values,
     prepareOnServer: false,
   });

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
-import { countContractsBounded, contractCountStatement } from '@/db/queries/contracts/count';
+import { countContractsBounded } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage } from '@/db/queries/contracts/page';
-import { FEW_MATCHES } from '@/db/queries/contracts/range-choice';
+import { selectContractPage } from '@/db/queries/contracts/page';
+import { FEW_MATCHES } from '@/db/queries/contracts/plan';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { SORT_FIELDS, type SortField } from '@/lib/contracts';
-import { walkByCursor } from '../helpers/contract-pages';
+import { choiceKind, everyStatement, selectWalkedPage, walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
 /**
- * q with a status other than completed (filters.ts, notCompletedStatus; range-choice.ts,
- * walk-or-matches; migration 0017): the word is tested on the entries of an index of those
+ * q with a status other than completed (filters.ts, notCompletedStatus; plan.ts,
+ * `matches`; migration 0017): the word is tested on the entries of an index of those
  * contracts, and sorted by anything but created_at each path counts its matches there up
  * to FEW_MATCHES, then walks the sort's index (more) or reads its matches and sorts them
  * (fewer). Here the personal path has more than FEW_MATCHES processing contracts with the
@@ -90,17 +90,19 @@ describe('q with a status other than completed', () => {
     expect(rows.some((r) => r.organizationId === ORGS[1] && r.status === 'processing' && /initech/i.test(r.provider ?? ''))).toBe(true);
   });
 
-  it('names its statements apart from the same filters with status=completed, and chooses per path for any sort but created_at', () => {
-    const page = (filters: ContractFilters, field: SortField) => contractPageStatement(scope, filters, { limit: 10, sort: { field, descending: true } })!.name;
-    const count = (filters: ContractFilters) => contractCountStatement(scope, filters, { searchCap: 1000 })!.name;
+  it('names its statements apart from the same filters with status=completed, and chooses per path for any sort but created_at', async () => {
+    const names = (filters: ContractFilters, field: SortField) => everyStatement(scope, filters, { limit: 10, sort: { field, descending: true } }, { searchCap: 1000 }).map((s) => s.name);
+    const kind = (filters: ContractFilters, field: SortField) => choiceKind(handle.db, scope, filters, { field, descending: true });
     const processing = { status: 'processing' as const, search: 'initech' };
     const completed = { status: 'completed' as const, search: 'initech' };
-    expect(page(processing, 'title')).toMatch(/ status,search not-completed .* walk-or-matches/);
-    expect(page(processing, 'created_at')).toMatch(/ status,search not-completed /);
-    expect(page(processing, 'created_at')).not.toMatch(/walk-or/);
-    expect(page(completed, 'title')).not.toMatch(/not-completed|walk-or/);
-    expect(count(processing)).not.toBe(count(completed));
-    expect(page({ status: 'processing' }, 'title')).not.toMatch(/not-completed|walk-or/);
+    expect(await kind(processing, 'title')).toBe('matches');
+    expect(names(processing, 'title')[0]).toMatch(/ status,search not-completed /);
+    expect(names(processing, 'created_at')[0]).toMatch(/ status,search not-completed .* deferred/);
+    expect(await kind(processing, 'created_at')).toBeUndefined();
+    expect(await kind(completed, 'title')).toBeUndefined();
+    expect(names(completed, 'title')[0]).not.toMatch(/not-completed/);
+    expect(names(processing, 'title').at(-1)).not.toBe(names(completed, 'title').at(-1));
+    expect(await kind({ status: 'processing' }, 'title')).toBeUndefined();
   });
 
   it('gives one SQL text per statement name, over every status with and without q, other filters, sorts, offsets and cursors', () => {
@@ -118,15 +120,16 @@ describe('q with a status other than completed', () => {
       for (const search of [undefined, 'initech']) {
         for (const other of others) {
           const filters: ContractFilters = { ...other, ...(status ? { status } : {}), ...(search ? { search } : {}) };
-          record(contractCountStatement(scope, filters, { searchCap: 1000 }));
-          record(contractCountStatement(scope, filters));
           for (const field of SORT_FIELDS) {
             for (const descending of [false, true]) {
               const sort = { field, descending };
-              record(contractPageStatement(scope, filters, { limit: 10, sort }));
-              record(contractPageStatement(scope, filters, { limit: 10, offset: 20, sort }));
-              record(contractPageStatement(scope, filters, { limit: 10, sort, after: { key: null, id: USER } }));
-              record(contractPageStatement(scope, filters, { limit: 10, sort, after: { key: field === 'title' ? 'x' : field === 'contract_value' ? '1' : '2026-01-01', id: USER } }));
+              const pages = [
+                { limit: 10, sort },
+                { limit: 10, offset: 20, sort },
+                { limit: 10, sort, after: { key: null, id: USER } },
+                { limit: 10, sort, after: { key: field === 'title' ? 'x' : field === 'contract_value' ? '1' : '2026-01-01', id: USER } },
+              ];
+              for (const page of pages) for (const options of [{ searchCap: 1000 }, {}]) everyStatement(scope, filters, page, options).forEach(record);
             }
           }
         }
@@ -169,6 +172,7 @@ describe('q with a status other than completed', () => {
       async (sort) => {
         const want = naiveOrder(rows, filters, sort.field, sort.descending);
         expect((await selectContractPage(handle.db, scope, filters, { limit: rows.length, sort })).map((r) => r.id)).toEqual(want);
+        expect(await selectWalkedPage(handle.db, scope, filters, { limit: rows.length, sort })).toEqual(want);
         for (const offset of [0, 3, 50, MANY - 20]) {
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));

@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
-import { FEW_MATCHES } from '@/db/queries/contracts/range-choice';
+import { pageStatements, selectContractPage, type Cursor } from '@/db/queries/contracts/page';
+import { FEW_MATCHES } from '@/db/queries/contracts/plan';
+import { planContractList } from '@/db/queries/contracts/planning';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import { SORT_FIELDS, type SortField } from '@/lib/contracts';
-import { walkByCursor } from '../helpers/contract-pages';
+import { choiceKind, selectWalkedPage, walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
 /**
  * updated_since sorted by another key reads each access path one of two ways, chosen per
- * path by how many of its rows match (range-choice.ts, FEW_MATCHES): a walk of the sort's index,
+ * path by how many of its rows match (plan.ts, FEW_MATCHES): a walk of the sort's index,
  * or the filter's range sorted. The date windows (which walk) are checked the same way. Here
  * the personal path has more matches than FEW_MATCHES (walked), one organisation a few
  * (its range, with null keys and ties among them) and the other none: every page, by
@@ -92,18 +93,16 @@ describe('a range filter sorted by another key: each path walks or reads its ran
     }
   });
 
-  it('after a non-null key of a nullable sort, guards the null ranges when another filter may exclude null keys, not for updated_since alone', () => {
+  it('after a non-null key of a nullable sort, reads the later keys in one statement and the null keys in a second one, whatever the filters', async () => {
     const sort = { field: 'expiration_date' as const, descending: true };
     const after: Cursor = { key: '2027-03-10', id: rows[0]!.id! };
-    const text = (filters: ContractFilters) => {
-      const statement = contractPageStatement(scope, filters, { limit: 10, sort, after })!;
-      expect(statement.name.endsWith(' walk-or-range')).toBe(true);
-      return statement.build(handle.db).toSQL().sql;
-    };
-    // The guard is the count of the key ranges' rows (page.ts, after_key_rows).
-    expect(text({ updatedSince: '2027-01-01T00:00:00Z' })).not.toContain('after_key_rows');
-    expect(text({ updatedSince: '2027-01-01T00:00:00Z', autoRenewal: true })).toContain('after_key_rows');
-    expect(text({ updatedSince: '2027-01-01T00:00:00Z', expirationFrom: '2027-03-01' })).toContain('after_key_rows');
+    for (const filters of [{ updatedSince: '2027-01-01T00:00:00Z' }, { updatedSince: '2027-01-01T00:00:00Z', autoRenewal: true }, { updatedSince: '2027-01-01T00:00:00Z', expirationFrom: '2027-03-01' }]) {
+      const list = (await planContractList(handle.db, scope, filters, { sort, after }))!;
+      expect(list.plan.page.cursor).toBe('after-key-then-nulls');
+      const { first, thenNulls } = pageStatements(list, { limit: 10, sort, after });
+      expect(first.build(handle.db).toSQL().sql).not.toMatch(/END\)? IS NULL/);
+      expect(thenNulls!.build(handle.db).toSQL().sql).toMatch(/END\)? IS NULL/);
+    }
   });
 
   describe.each(CASES)('$filters', ({ filters, field: rangeField }) => {
@@ -111,13 +110,17 @@ describe('a range filter sorted by another key: each path walks or reads its ran
       'sort $field descending=$descending: the full list, offset pages and a cursor walk are the naive sort',
       async (sort) => {
         const want = naiveOrder(rows, filters, sort.field, sort.descending);
-        const name = contractPageStatement(scope, filters, { limit: 10, sort })!.name;
-        // Only updated_since (with any other filter) chooses (range-choice.ts); the date windows alone walk, checked all the
-        // same; a window sorted by the other date chooses its own way first (walk-or-window, tests/db/walk-or-window.test.ts).
-        const otherDate = (filters.expirationFrom !== undefined && sort.field === 'renewal_date') || (filters.renewalFrom !== undefined && sort.field === 'expiration_date');
-        expect(name.endsWith(' walk-or-range')).toBe(filters.updatedSince !== undefined && sort.field !== rangeField && !otherDate);
+        // Only updated_since (with any other filter) chooses (plan.ts); the date windows alone walk, checked all the
+        // same; a window sorted by the other date chooses its own way first (tests/db/walk-or-window.test.ts).
+        const expiration = filters.expirationFrom !== undefined || filters.expirationTo !== undefined;
+        const renewal = filters.renewalFrom !== undefined || filters.renewalTo !== undefined;
+        const otherDate = (expiration && sort.field === 'renewal_date') || (renewal && sort.field === 'expiration_date');
+        const ranges = filters.updatedSince !== undefined && sort.field !== rangeField && !otherDate;
+        expect(await choiceKind(handle.db, scope, filters, sort)).toBe(ranges ? 'range' : otherDate ? 'window' : undefined);
 
         expect((await selectContractPage(handle.db, scope, filters, { limit: 5000, sort })).map((r) => r.id)).toEqual(want);
+        // Every path walked (the other branch of each path's choice) gives the same answer.
+        expect(await selectWalkedPage(handle.db, scope, filters, { limit: 5000, sort })).toEqual(want);
         for (const offset of [0, 3, 50, MANY - 20]) {
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));

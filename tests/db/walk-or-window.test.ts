@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
-import { countContractsBounded, SEARCH_RANGE_ROWS } from '@/db/queries/contracts/count';
+import { countContractsBounded } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
-import { contractPageStatement, selectContractPage } from '@/db/queries/contracts/page';
-import { WINDOW_FEW_MATCHES } from '@/db/queries/contracts/range-choice';
+import { selectContractPage } from '@/db/queries/contracts/page';
+import { SEARCH_RANGE_ROWS, WINDOW_FEW_MATCHES } from '@/db/queries/contracts/plan';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import type { SortField } from '@/lib/contracts';
-import { walkByCursor } from '../helpers/contract-pages';
+import { choiceKind, selectWalkedPage, walkByCursor } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
 import { naiveMatches, naiveOrder } from '../helpers/naive-contracts';
 
 /**
  * A date window sorted by the other date (or, with q, by anything) reads each access path one of two ways, chosen
- * per path by how many of its rows are in the window (range-choice.ts, WINDOW_FEW_MATCHES): a walk
+ * per path by how many of its rows are in the window (plan.ts, WINDOW_FEW_MATCHES): a walk
  * of the sort's index, or the window's range read from its covering index, sorted, and the
  * page's rows read by id. Here the personal path has more rows in the windows than
  * WINDOW_FEW_MATCHES (walked), one organisation a few (its range, with null keys, ties and
@@ -106,22 +106,22 @@ describe('a date window sorted by the other date: each path walks or reads its w
     expect(Number(counted!.few)).toBe(perPath(EXPIRING)[1]);
   });
 
-  it('chooses only for a window sorted by the other date', () => {
-    const name = (filters: ContractFilters, field: SortField) => contractPageStatement(scope, filters, { limit: 10, sort: { field, descending: true } })!.name;
-    expect(name(EXPIRING, 'renewal_date')).toMatch(/ walk-or-window$/);
-    expect(name(RENEWING, 'expiration_date')).toMatch(/ walk-or-window$/);
-    expect(name(EXPIRING, 'expiration_date')).not.toMatch(/walk-or/);
-    expect(name(EXPIRING, 'created_at')).not.toMatch(/walk-or/);
-    expect(name(RENEWING, 'title')).not.toMatch(/walk-or/);
+  it('chooses only for a window sorted by the other date, or with q', async () => {
+    const kind = (filters: ContractFilters, field: SortField) => choiceKind(handle.db, scope, filters, { field, descending: true });
+    expect(await kind(EXPIRING, 'renewal_date')).toBe('window');
+    expect(await kind(RENEWING, 'expiration_date')).toBe('window');
+    expect(await kind(EXPIRING, 'expiration_date')).toBeUndefined();
+    expect(await kind(EXPIRING, 'created_at')).toBeUndefined();
+    expect(await kind(RENEWING, 'title')).toBeUndefined();
     // With q, a window chooses whatever the sort.
-    expect(name({ ...RENEWING, search: 'initech' }, 'title')).toMatch(/ walk-or-window$/);
-    expect(name({ search: 'initech' }, 'title')).not.toMatch(/walk-or/);
+    expect(await kind({ ...RENEWING, search: 'initech' }, 'title')).toBe('window');
+    expect(await kind({ search: 'initech' }, 'title')).toBeUndefined();
     // A window sorted by the other date chooses before updated_since; sorted by another key, updated_since does.
-    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toMatch(/ walk-or-window$/);
-    expect(name({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'title')).toMatch(/ walk-or-range$/);
+    expect(await kind({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'renewal_date')).toBe('window');
+    expect(await kind({ ...EXPIRING, updatedSince: '2026-01-01T00:00:00Z' }, 'title')).toBe('range');
   });
 
-  it('counts q alone, with a window or with updated_since exactly under the cap, whichever way each path reads (count.ts, searchRange)', async () => {
+  it('counts q alone, with a window or with updated_since exactly under the cap, whichever way each path reads (plan.ts, SEARCH_RANGE_ROWS)', async () => {
     // The personal path holds SEARCH_RANGE_ROWS or more rows of each range (it walks in list
     // order), the organisations fewer (they walk their range, the word tested on each row).
     expect(MANY).toBeGreaterThanOrEqual(SEARCH_RANGE_ROWS);
@@ -152,8 +152,9 @@ describe('a date window sorted by the other date: each path walks or reads its w
       async (descending) => {
         const sort = { field, descending };
         const want = naiveOrder(rows, filters, field, descending);
-        expect(contractPageStatement(scope, filters, { limit: 10, sort })!.name).toMatch(/ walk-or-window$/);
+        expect(await choiceKind(handle.db, scope, filters, sort)).toBe('window');
         expect((await selectContractPage(handle.db, scope, filters, { limit: MANY + 100, sort })).map((r) => r.id)).toEqual(want);
+        expect(await selectWalkedPage(handle.db, scope, filters, { limit: MANY + 100, sort })).toEqual(want);
         for (const offset of [0, 3, 50, MANY - 20]) {
           const page = await selectContractPage(handle.db, scope, filters, { limit: 50, offset, sort });
           expect(page.map((r) => r.id), `offset ${offset}`).toEqual(want.slice(offset, offset + 50));

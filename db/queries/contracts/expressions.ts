@@ -32,16 +32,27 @@ export interface SortKey {
   nullable: boolean;
   /** The SQL type a cursor's text value is cast back to. */
   type: 'timestamptz' | 'date' | 'numeric' | 'text';
+  /** Extracted data: null for any status but completed (so a filter to another status reads only the null range). */
+  extracted: boolean;
+  /**
+   * The date windows whose rows sit together, far apart, in this order (a renewal date is
+   * an expiration date minus a notice period): a walk in this order meets a window of those
+   * dates late, so the list plan reads such a window as a range instead (plan.ts).
+   */
+  correlatedWindows: readonly DateWindow[];
 }
 
+/** The date columns a list can filter by a window (from, to), as filters.ts names their bounds. */
+export type DateWindow = 'expiration' | 'renewal';
+
 export const SORT_KEYS: Record<SortField, SortKey> = {
-  created_at: { expression: sql`${contracts.createdAt}`, nullable: false, type: 'timestamptz' },
-  updated_at: { expression: sql`${contracts.updatedAt}`, nullable: false, type: 'timestamptz' },
-  expiration_date: { expression: visibleExpirationDate, nullable: true, type: 'date' },
-  renewal_date: { expression: visibleRenewalDate, nullable: true, type: 'date' },
-  contract_value: { expression: visibleContractValue, nullable: true, type: 'numeric' },
+  created_at: { expression: sql`${contracts.createdAt}`, nullable: false, type: 'timestamptz', extracted: false, correlatedWindows: [] },
+  updated_at: { expression: sql`${contracts.updatedAt}`, nullable: false, type: 'timestamptz', extracted: false, correlatedWindows: [] },
+  expiration_date: { expression: visibleExpirationDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['renewal'] },
+  renewal_date: { expression: visibleRenewalDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['expiration'] },
+  contract_value: { expression: visibleContractValue, nullable: true, type: 'numeric', extracted: true, correlatedWindows: [] },
   // Case-insensitive, in the database's collation.
-  title: { expression: sql`lower(${contracts.title})`, nullable: false, type: 'text' },
+  title: { expression: sql`lower(${contracts.title})`, nullable: false, type: 'text', extracted: false, correlatedWindows: [] },
 };
 
 export interface Sort {

@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { ContractStatus } from '@/lib/contracts';
 import { contracts } from '../../schema';
-import { containsPattern, visibleExpirationDate, visibleRenewalDate } from './expressions';
+import { containsPattern, visibleExpirationDate, visibleRenewalDate, type DateWindow } from './expressions';
 
 /** What a list, a count or an export keeps, on top of the caller's access. */
 export interface ContractFilters {
@@ -29,15 +29,41 @@ export interface ContractFilters {
  * has, because its SQL text (and so its prepared plan) depends on which are present,
  * never on their values.
  */
-type FilterName = Exclude<keyof ContractFilters, 'organizationId'>;
+export type FilterName = Exclude<keyof ContractFilters, 'organizationId'>;
 
-const FILTER_CLAUSES: { [F in FilterName]: { clause: SQL; value: (v: NonNullable<ContractFilters[F]>) => unknown } } = {
-  status: { clause: eq(contracts.status, sql.placeholder('status')), value: (v) => v },
-  expirationFrom: { clause: sql`${visibleExpirationDate} >= ${sql.placeholder('expirationFrom')}::date`, value: (v) => v },
-  expirationTo: { clause: sql`${visibleExpirationDate} <= ${sql.placeholder('expirationTo')}::date`, value: (v) => v },
-  renewalFrom: { clause: sql`${visibleRenewalDate} >= ${sql.placeholder('renewalFrom')}::date`, value: (v) => v },
-  renewalTo: { clause: sql`${visibleRenewalDate} <= ${sql.placeholder('renewalTo')}::date`, value: (v) => v },
+/** What the list's plan (plan.ts) knows of a filter: it never reads the clause. */
+export interface FilterTraits {
+  /** On extracted data, which only a completed contract shows (expressions.ts): another status matches nothing. */
+  extracted: boolean;
+  /** The per-path counters (contract_counts, and each date's and updated_at's) are kept per status and auto_renewal: they can count it. */
+  counted: boolean;
+  /** One bound of a date window, a range of that date's index of each path. */
+  window?: { date: DateWindow; bound: 'from' | 'to' };
+  /** updated_since: a range of the (path, updated_at) index of each path. */
+  updatedRange: boolean;
+  /** A substring search (q): no counter holds it; the capped count and the trigram index do. */
+  text: boolean;
+}
+
+interface FilterEntry<F extends FilterName> extends FilterTraits {
+  clause: SQL;
+  value: (v: NonNullable<ContractFilters[F]>) => unknown;
+}
+
+const plain = { extracted: false, counted: false, updatedRange: false, text: false } as const;
+const windowBound = (date: DateWindow, bound: 'from' | 'to') => ({ ...plain, extracted: true, window: { date, bound } });
+
+/** Every filter of the list, once: its SQL and what the plan knows of it. Adding one is an entry here (docs/architecture.md, "Adding a filter or a sort"). */
+export const FILTERS: { [F in FilterName]: FilterEntry<F> } = {
+  status: { ...plain, counted: true, clause: eq(contracts.status, sql.placeholder('status')), value: (v) => v },
+  expirationFrom: { ...windowBound('expiration', 'from'), clause: sql`${visibleExpirationDate} >= ${sql.placeholder('expirationFrom')}::date`, value: (v) => v },
+  expirationTo: { ...windowBound('expiration', 'to'), clause: sql`${visibleExpirationDate} <= ${sql.placeholder('expirationTo')}::date`, value: (v) => v },
+  renewalFrom: { ...windowBound('renewal', 'from'), clause: sql`${visibleRenewalDate} >= ${sql.placeholder('renewalFrom')}::date`, value: (v) => v },
+  renewalTo: { ...windowBound('renewal', 'to'), clause: sql`${visibleRenewalDate} <= ${sql.placeholder('renewalTo')}::date`, value: (v) => v },
   autoRenewal: {
+    ...plain,
+    extracted: true,
+    counted: true,
     clause: sql`(${contracts.status} = 'completed' AND ${contracts.autoRenewal} = ${sql.placeholder('autoRenewal')}::boolean)`,
     value: (v) => v,
   },
@@ -45,18 +71,22 @@ const FILTER_CLAUSES: { [F in FilterName]: { clause: SQL; value: (v: NonNullable
   // pattern, by the same lower() in the same collation: exactly what `ILIKE` does to both
   // sides in a UTF-8 database, without lower-casing every row it tests. A line break
   // separates the title and the parties, and a search term has none, so it never spans two.
-  search: { clause: sql`${contracts.searchText} LIKE lower(${sql.placeholder('search')}::text)`, value: (v) => containsPattern(v) },
+  search: { ...plain, text: true, clause: sql`${contracts.searchText} LIKE lower(${sql.placeholder('search')}::text)`, value: (v) => containsPattern(v) },
   datesFrom: {
+    ...plain,
+    extracted: true,
     clause: sql`(${visibleExpirationDate} >= ${sql.placeholder('datesFrom')}::date OR ${visibleRenewalDate} >= ${sql.placeholder('datesFrom')}::date)`,
     value: (v) => v,
   },
-  updatedSince: { clause: sql`${contracts.updatedAt} >= ${sql.placeholder('updatedSince')}::timestamptz`, value: (v) => v },
+  updatedSince: { ...plain, updatedRange: true, clause: sql`${contracts.updatedAt} >= ${sql.placeholder('updatedSince')}::timestamptz`, value: (v) => v },
 };
 
-const FILTER_NAMES = Object.keys(FILTER_CLAUSES) as FilterName[];
+export const FILTER_NAMES = Object.keys(FILTERS) as FilterName[];
 
-/** The filters on extracted data, which only a completed contract shows (expressions.ts). */
-const EXTRACTED_DATA_FILTERS: FilterName[] = ['expirationFrom', 'expirationTo', 'renewalFrom', 'renewalTo', 'autoRenewal', 'datesFrom'];
+/** The names of one date window's bounds present in `names`. */
+export function windowBounds(names: readonly FilterName[], date: DateWindow): FilterName[] {
+  return names.filter((name) => FILTERS[name].window?.date === date);
+}
 
 /**
  * Whether no contract can match: a status other than `completed` together with a filter on
@@ -65,14 +95,14 @@ const EXTRACTED_DATA_FILTERS: FilterName[] = ['expirationFrom', 'expirationTo', 
  * at 2M contracts). tests/db/matches-nothing.test.ts holds this to the SQL of the clauses.
  */
 export function matchesNothing(filters: ContractFilters): boolean {
-  return filters.status !== undefined && filters.status !== 'completed' && EXTRACTED_DATA_FILTERS.some((name) => filters[name] !== undefined);
+  return filters.status !== undefined && filters.status !== 'completed' && FILTER_NAMES.some((name) => FILTERS[name].extracted && filters[name] !== undefined);
 }
 
 export interface FilterShape {
   /** The filters present, in a fixed order: the part of a statement's name they decide. */
   names: FilterName[];
-  /** One per name, at the same position; page.ts may append unnamed ones after them (withNullKeys). */
-  clauses: SQL[];
+  /** Each present filter's clause. */
+  clauseOf: Partial<Record<FilterName, SQL>>;
   values: Record<string, unknown>;
   /** q with a status other than completed: the status's clause says so (notCompletedStatus). */
   notCompleted: boolean;
@@ -91,14 +121,20 @@ const notCompletedStatus = sql`(${contracts.status} = ${sql.placeholder('status'
 export function filterShape(filters: ContractFilters): FilterShape {
   const names = FILTER_NAMES.filter((name) => filters[name] !== undefined);
   const values: Record<string, unknown> = {};
-  for (const name of names) values[name] = (FILTER_CLAUSES[name].value as (v: unknown) => unknown)(filters[name]);
+  for (const name of names) values[name] = (FILTERS[name].value as (v: unknown) => unknown)(filters[name]);
   const notCompleted = filters.search !== undefined && filters.status !== undefined && filters.status !== 'completed';
-  const clauses = names.map((name) => {
-    if (!notCompleted) return FILTER_CLAUSES[name].clause;
-    if (name === 'status') return notCompletedStatus;
-    return name === 'search' ? offIndex(FILTER_CLAUSES.search.clause) : FILTER_CLAUSES[name].clause;
-  });
-  return { names, clauses, values, notCompleted };
+  const clauseOf: Partial<Record<FilterName, SQL>> = {};
+  for (const name of names) {
+    if (!notCompleted) clauseOf[name] = FILTERS[name].clause;
+    else if (name === 'status') clauseOf[name] = notCompletedStatus;
+    else clauseOf[name] = name === 'search' ? offIndex(FILTERS.search.clause) : FILTERS[name].clause;
+  }
+  return { names, clauseOf, values, notCompleted };
+}
+
+/** The clauses of `names` (default: every filter present), in the shape's order. */
+export function filterClauses(shape: FilterShape, names: readonly FilterName[] = shape.names): SQL[] {
+  return shape.names.filter((name) => names.includes(name)).map((name) => shape.clauseOf[name]!);
 }
 
 /**
@@ -111,9 +147,8 @@ export function filterShape(filters: ContractFilters): FilterShape {
  * rows takes 1 to 3 ms. Its estimate of the bitmap's cost does not grow with the entries.
  */
 export function searchOffIndex(shape: FilterShape): SQL[] {
-  const at = shape.names.indexOf('search');
   // notCompleted: q's clause is off the index already (filterShape).
-  return at < 0 || shape.notCompleted ? shape.clauses : shape.clauses.map((clause, i) => (i === at ? offIndex(clause) : clause));
+  return shape.names.map((name) => (name === 'search' && !shape.notCompleted ? offIndex(shape.clauseOf[name]!) : shape.clauseOf[name]!));
 }
 
 const offIndex = (clause: SQL) => sql`(${clause}) IS TRUE`;
