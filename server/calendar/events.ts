@@ -1,5 +1,6 @@
 import type { ContractDetailRow } from '@/db/queries/contracts/columns';
 import { FEED_WINDOW_DAYS } from '@/lib/calendar';
+import { showsExtractedData } from '@/lib/contracts';
 import { addDays, utcToday } from '@/server/dates';
 import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
 
@@ -75,7 +76,7 @@ function description(row: ContractDetailRow, url: string): string {
 
 /** The events of one contract, in a fixed order (expiration, then renewal). */
 export function contractEvents(row: ContractDetailRow, settings: FeedSettings): AllDayEvent[] {
-  if (row.status !== 'completed') return [];
+  if (!showsExtractedData(row.status)) return [];
   const url = `${settings.origin}/contracts/${row.id}`;
   const common = { stamp: row.updatedAt, description: description(row, url), url };
   const events: AllDayEvent[] = [];

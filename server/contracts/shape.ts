@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ContractDetailRow, ContractSummaryRow } from '@/db/queries/contracts/columns';
-import { CONTRACT_STATUSES } from '@/lib/contracts';
+import { CONTRACT_STATUSES, showsExtractedData } from '@/lib/contracts';
 
 /**
  * The contract as the API shows it, defined once: these zod schemas validate every
@@ -100,7 +100,7 @@ export function toDetail(row: ContractDetailRow): ContractDetail {
   return Object.assign(toSummary(row), {
     // Extracted data exists only once extraction has completed.
     data:
-      row.status === 'completed'
+      showsExtractedData(row.status)
         ? {
             expiration_date: row.expirationDate,
             renewal_date: row.renewalDate,

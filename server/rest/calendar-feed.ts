@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ContractDetailRow } from '@/db/queries/contracts/columns';
 import { FEED_FILE_SUFFIX, FEED_PATH_PREFIX } from '@/lib/calendar';
+import { EXTRACTED_DATA_STATUS } from '@/lib/contracts';
 import { authenticate, type Credential } from '@/server/access/authenticate';
 import { eventsText, feedFooter, feedHeader, feedSettings, type FeedSettings } from '@/server/calendar/events';
 import { feedLastModified } from '@/server/calendar/feed-version';
@@ -41,7 +42,7 @@ export async function serveCalendarFeed(req: Request, ctx: RequestContext, respo
   const settings = feedSettings(originOf(req), now);
   // Only completed contracts have dates to show (the API's rule for extracted data), and
   // only those with a date in the window are read.
-  const read = () => contractsInPages(ctx.readDb, caller.scope, { status: 'completed', datesFrom: settings.windowStart }, PAGE_SIZE);
+  const read = () => contractsInPages(ctx.readDb, caller.scope, { status: EXTRACTED_DATA_STATUS, datesFrom: settings.windowStart }, PAGE_SIZE);
   // Read before answering, so that a database failure is still a JSON error rather than
   // a calendar cut short.
   const rendered = await renderFeed(read(), settings);

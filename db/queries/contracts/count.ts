@@ -2,7 +2,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
 import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import { accessPaths, accessPathValues, accessShapeName, counterPaths, countPaths, countPathValues, type AccessShape, type CallerScope } from '../access';
-import { DEFAULT_ORDER, orderTerms, SORT_KEYS } from './expressions';
+import { DEFAULT_ORDER, isCompleted, orderTerms, SORT_KEYS } from './expressions';
 import { filterClauses, FILTERS, filterShapeName, isCommonFilterShape, searchOffIndex, windowBounds, type ContractFilters, type FilterShape } from './filters';
 import type { Figures, ListPlan, SearchRange } from './plan';
 import { planContractList, planWithFigures, type CountOptions, type PlannedList } from './planning';
@@ -42,7 +42,7 @@ function statusClauses(t: typeof contractCounts | typeof contractUpdatedCounts, 
   const clauses: SQL[] = [];
   if (filter.names.includes('status')) clauses.push(sql`${t.status} = ${sql.placeholder('status')}`);
   // auto_renewal is shown (and filtered) only for completed contracts.
-  if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.status} = 'completed' AND ${t.autoRenewal} = ${autoRenewalKey}`);
+  if (filter.names.includes('autoRenewal')) clauses.push(sql`${isCompleted(t.status)} AND ${t.autoRenewal} = ${autoRenewalKey}`);
   return clauses;
 }
 
@@ -63,7 +63,7 @@ function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape
     clauses.push(sql`${t.day} ${sql.raw(FILTERS[bound].window!.bound === 'from' ? '>=' : '<=')} ${sql.placeholder(bound)}::date`);
   }
   // Only completed contracts have a date the API shows: another status matches none.
-  if (filter.names.includes('status')) clauses.push(sql`${sql.placeholder('status')}::contract_status = 'completed'`);
+  if (filter.names.includes('status')) clauses.push(isCompleted(sql`${sql.placeholder('status')}::contract_status`));
   if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.autoRenewal} = ${autoRenewalKey}`);
   return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
 }

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { SortField } from '@/lib/contracts';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+import { EXTRACTED_DATA_STATUS, type SortField } from '@/lib/contracts';
 import { contracts } from '../../schema';
 
 /**
@@ -13,8 +14,13 @@ import { contracts } from '../../schema';
  * expression index only for the same expression, so the literal 'completed' is part of
  * the SQL text, never a parameter. The search text is a stored column (contracts.search_text).
  */
-const whenCompleted = (column: SQL | typeof contracts.expirationDate) =>
-  sql`(CASE WHEN ${contracts.status} = 'completed' THEN ${column} END)`;
+/** The status column (of contracts, or of a counter table) shows extracted data: the literal status, never a parameter. */
+export const isCompleted = (status: SQL | PgColumn) => sql`${status} = ${sql.raw(`'${EXTRACTED_DATA_STATUS}'`)}`;
+
+/** Its negation as the partial indexes of contracts not completed are written (`<>`: Postgres proves the index's predicate from the same operator). */
+export const isNotCompleted = (status: SQL | PgColumn) => sql`${status} <> ${sql.raw(`'${EXTRACTED_DATA_STATUS}'`)}`;
+
+const whenCompleted = (column: SQL | typeof contracts.expirationDate) => sql`(CASE WHEN ${isCompleted(contracts.status)} THEN ${column} END)`;
 
 export const visibleExpirationDate = whenCompleted(sql`${contracts.expirationDate}`);
 export const visibleRenewalDate = whenCompleted(sql`${contracts.renewalDate}`);

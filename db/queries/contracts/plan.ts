@@ -1,4 +1,4 @@
-import type { ContractStatus } from '@/lib/contracts';
+import { showsExtractedData, type ContractStatus } from '@/lib/contracts';
 import type { AccessShape } from '../access';
 import { SORT_KEYS, type DateWindow, type Sort } from './expressions';
 import { FILTERS, windowBounds, type FilterName } from './filters';
@@ -150,7 +150,7 @@ function firstWindow(request: ListRequest, dates: readonly DateWindow[]): { date
 }
 
 export function notCompletedSearch(request: ListRequest): boolean {
-  return has(request, 'text') && request.status !== undefined && request.status !== 'completed';
+  return has(request, 'text') && request.status !== undefined && !showsExtractedData(request.status);
 }
 
 /**
@@ -216,7 +216,7 @@ export function planList(request: ListRequest, figures: Figures = {}): ListPlan 
   const reads: PathRead[] = Array.from({ length: paths }, (_, i) => (choice && inRange![i]! < choice.few ? choice.kind : 'walk'));
   const { sort } = request;
   const key = SORT_KEYS[sort.field];
-  const otherStatus = request.status !== undefined && request.status !== 'completed';
+  const otherStatus = request.status !== undefined && !showsExtractedData(request.status);
   const cursor = request.cursor
     ? request.cursor.nullKey
       ? 'after-null-key'
