@@ -84,8 +84,12 @@ export function accessShape(scope: CallerScope, organizationFilter: string | und
     const personal = scope.personal !== false;
     return personal || scope.organizationIds.length > 0 ? { personal, organizationIds: scope.organizationIds } : undefined;
   }
-  const organizationIds = scope.organizationIds.filter((id) => id === organizationFilter);
-  return organizationIds.length > 0 ? { personal: false, organizationIds } : undefined;
+  return scopeReaches(scope, organizationFilter) ? { personal: false, organizationIds: [organizationFilter] } : undefined;
+}
+
+/** Whether the scope reaches an organisation's contracts (an organisation filter outside it is a 403: server/access/scope.ts). */
+export function scopeReaches(scope: CallerScope, organizationId: string): boolean {
+  return scope.organizationIds.includes(organizationId);
 }
 
 /** "personal+3orgs", "1org": the part of a statement's name that its access paths decide. */

@@ -1,5 +1,5 @@
 import type { Database } from '@/db/client';
-import { NO_USER, type CallerScope } from '@/db/queries/access';
+import { NO_USER, scopeReaches, type CallerScope } from '@/db/queries/access';
 import { selectMemberships, type Membership } from '@/db/queries/memberships';
 import { selectEndpointScope, selectTokenScope } from '@/db/queries/token-scope';
 import { AppError } from '@/server/errors';
@@ -51,7 +51,7 @@ export async function loadEndpointScope(db: Database, endpointId: string): Promi
 
 /** An organisation filter names one of the caller's organisations, or it is a 403 (docs/api-decisions.md). */
 export function assertMemberOf(scope: CallerScope, organizationId: string | undefined): void {
-  if (organizationId !== undefined && !scope.organizationIds.includes(organizationId)) {
+  if (organizationId !== undefined && !scopeReaches(scope, organizationId)) {
     throw new AppError('forbidden', 'You are not a member of this organisation.', [
       { param: 'organization_id', message: 'You are not a member of this organisation.' },
     ]);

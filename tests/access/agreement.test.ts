@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { desc, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRows, runStatement, type DatabaseHandle } from '@/db/client';
-import { accessibleTo, accessPaths, accessPathValues, accessShape, accessShapeName, accessValues, endpointMaySee, type CallerScope } from '@/db/queries/access';
+import { accessibleTo, accessPaths, accessPathValues, accessShape, accessShapeName, accessValues, countPaths, countPathValues, endpointMaySee, type CallerScope } from '@/db/queries/access';
 import { countContracts } from '@/db/queries/contracts/count';
+import { readFigures } from '@/db/queries/contracts/figures';
+import { filterShape } from '@/db/queries/contracts/filters';
 import { accessTokens, contracts, memberships, organizations, tokenOrganizationRemovals, users, webhookEndpoints } from '@/db/schema';
 import { loadEndpointScope, loadTokenScope } from '@/server/access/scope';
 import { listContractsPage } from '@/server/contracts/list';
@@ -14,9 +16,11 @@ import { createTestDatabase } from '../helpers/db';
 /**
  * "Which contracts may this caller see" is written in several forms: the scope a token or
  * a webhook endpoint is read with (db/queries/token-scope.ts), the predicate of one
- * statement (accessibleTo), the list's access paths (accessPaths), the counters' keys
- * behind a total (the triggers of migrations 0007 to 0009, read by count.ts), the list
- * itself, and the webhook fan-out turned around (endpointMaySee). On generated
+ * statement (accessibleTo), the list's access paths (accessPaths), the count's paths
+ * (countPaths), the counters' keys behind a total and behind the plan's figures (the
+ * triggers of migrations 0007 to 0009, read through counterPaths and counterPathKeys), the
+ * list itself, whole and filtered to each organisation (accessShape, scopeReaches), and the
+ * webhook fan-out turned around (endpointMaySee). On generated
  * populations of people, organisations (with and without their members' keys allowed),
  * memberships, personal and organisation keys (restricted or not, with access removed by
  * organisations), webhook endpoints and contracts, every form gives what the rule of
@@ -140,6 +144,31 @@ async function byPaths(scope: CallerScope): Promise<string[]> {
   return sorted(out);
 }
 
+/** The count's paths (the personal path, all organisations at once), counted. */
+async function byCountPaths(scope: CallerScope): Promise<number> {
+  const shape = accessShape(scope, undefined);
+  if (!shape) return 0;
+  let n = 0;
+  for (const [i, path] of countPaths(shape).entries()) {
+    const [row] = await runStatement(handle.db, {
+      name: `agreement.${shape.personal ? 'personal+orgs' : 'orgs'}.count-path-${i}`,
+      build: (db) => db.select({ n: sql<number>`count(*)::int` }).from(contracts).where(path),
+      values: countPathValues(scope, shape),
+      prepareOnServer: false,
+    });
+    n += Number(row!.n);
+  }
+  return n;
+}
+
+/** Each path's counters (the counter tables' keys, counterPathKeys), as the plan's figures read them, summed. */
+async function byPathCounters(scope: CallerScope): Promise<number> {
+  const shape = accessShape(scope, undefined);
+  if (!shape) return 0;
+  const figures = await readFigures(handle.db, scope, shape, filterShape({}), { searchRange: { kind: 'path' } });
+  return figures.searchRange!.reduce((a, b) => a + b, 0);
+}
+
 /** The list as the API answers it (every page of it: at most 14 contracts, one page). */
 async function byList(scope: CallerScope): Promise<{ ids: string[]; total: number }> {
   const page = await listContractsPage(handle.db, scope, listContractsInput.parse({ limit: '100' }));
@@ -165,6 +194,14 @@ describe('who may see which contract: every form agrees with the rule', () => {
           // The total, from the per-path counters (migrations 0007 to 0009) or a count.
           expect(list.total, `${label} list total`).toBe(expected.length);
           expect(await countContracts(handle.db, token.scope, {}), `${label} count`).toBe(expected.length);
+          expect(await byCountPaths(token.scope), `${label} count paths`).toBe(expected.length);
+          expect(await byPathCounters(token.scope), `${label} each path's counters`).toBe(expected.length);
+          // Filtered to each organisation it reaches: that organisation's share, page and total.
+          for (const org of reach.orgs) {
+            const ofOrg = ids(seen(p, reach).filter((c) => p.contracts[c]!.org === org));
+            const page = await listContractsPage(handle.db, token.scope, listContractsInput.parse({ limit: '100', organization_id: orgId(org) }));
+            expect({ ids: sorted(page.contracts.map((c) => c.id)), total: page.pagination.total }, `${label} organisation ${org}`).toEqual({ ids: ofOrg, total: ofOrg.length });
+          }
           const completed = seen(p, reach).filter((c) => p.contracts[c]!.status === 'completed').length;
           expect(await countContracts(handle.db, token.scope, { status: 'completed' }), `${label} count of completed`).toBe(completed);
         }
