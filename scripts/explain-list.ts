@@ -89,7 +89,7 @@ async function plannedStatements(handle: DatabaseHandle, scope: CallerScope, fil
   if (!list) return undefined;
   const { first, thenNulls } = pageStatements(list, page, columns);
   const figures = figuresStatement(scope, list.shape, list.filter, list.plan.needs);
-  return { list, figures: figures as Statement<unknown> | undefined, page: first as Statement<unknown>, thenNulls: thenNulls as Statement<unknown> | undefined, count: countStatement(list) as Statement<unknown> };
+  return { list, figures: figures as Statement<unknown> | undefined, page: first as Statement<unknown>, thenNulls: thenNulls as Statement<unknown> | undefined, count: countStatement(list) as Statement<unknown> | undefined };
 }
 
 /** A page's (first) statement, planned as the API plans it. */

@@ -45,7 +45,8 @@ describe('which figures a plan reads', () => {
     ['q alone, not capped: none', request(['search'], 'title'), {}],
     ['q with updated_since, capped: updated counters', request(['search', 'updatedSince'], 'updated_at', { searchCap: 5 }), { searchRange: { kind: 'updated' } }],
     ['q with a status other than completed sorted by title: the matches', request(['status', 'search'], 'title', { status: 'processing' }), { choice: { kind: 'matches', few: FEW_MATCHES } }],
-    ['q with a status other than completed sorted by created_at: none', request(['status', 'search'], '-created_at', { status: 'processing' }), {}],
+    ['q with a status other than completed sorted by created_at: the matches too', request(['status', 'search'], '-created_at', { status: 'processing' }), { choice: { kind: 'matches', few: FEW_MATCHES } }],
+    ['q with a status other than completed and updated_since: its range', request(['status', 'search', 'updatedSince'], 'title', { status: 'processing' }), { choice: { kind: 'range', few: FEW_MATCHES } }],
     ['q with status completed sorted by title: none', request(['status', 'search'], 'title', { status: 'completed' }), {}],
   ])('%s', (_, req, needs) => {
     expect(figuresNeeded(req)).toEqual(needs);
@@ -61,7 +62,7 @@ describe('how each path is read', () => {
     ['a window by the other date: under WINDOW_FEW_MATCHES reads it, deferred', request(['expirationFrom'], 'renewal_date'), { inRange: few(WINDOW_FEW_MATCHES) }, { reads: ['window', 'walk', 'walk'], deferred: true }],
     ['a window, every path large: all walk, still deferred', request(['expirationFrom'], 'renewal_date'), { inRange: [1e6, 1e6, 1e6] }, { reads: ['walk', 'walk', 'walk'], deferred: true }],
     ['q not completed by title: matches', request(['status', 'search'], 'title', { status: 'pending' }), { inRange: [3, 1000, 0] }, { reads: ['matches', 'walk', 'matches'], deferred: true }],
-    ['q not completed by created_at: walks that index, deferred', request(['status', 'search'], 'created_at', { status: 'pending' }), {}, { reads: ['walk', 'walk', 'walk'], deferred: true }],
+    ['q not completed by created_at, many matches: walks that index, deferred', request(['status', 'search'], 'created_at', { status: 'pending' }), { inRange: [1000, 1000, 5000] }, { reads: ['walk', 'walk', 'walk'], deferred: true }],
     ['status other than completed by an extracted sort: null keys', request(['status'], '-renewal_date', { status: 'processing' }), {}, { nullKeys: true }],
     ['status completed by an extracted sort: no null keys', request(['status'], '-renewal_date', { status: 'completed' }), {}, { nullKeys: false }],
     ['status other than completed by title: no null keys', request(['status'], 'title', { status: 'processing' }), {}, { nullKeys: false }],
@@ -89,6 +90,24 @@ describe('how the total is counted', () => {
     ['updated_since with a window: rows', request(['expirationTo', 'updatedSince'], '-updated_at'), {}, { source: 'rows' }],
     ['dates_from (the calendar feed): rows', request(['datesFrom']), {}, { source: 'rows' }],
     ['q without a cap: rows', request(['search']), {}, { source: 'rows' }],
+    [
+      'q not completed, more matches than the cap in all: the cap, not exact, from the figures',
+      request(['status', 'search'], 'title', { status: 'pending', searchCap: 1000 }),
+      { inRange: [3, 999, 0], searchRange: [0, 0, 0] },
+      { source: 'figures', total: 1000, exact: false },
+    ],
+    [
+      'q not completed, under the cap: exact, no statement',
+      request(['status', 'search'], 'title', { status: 'pending', searchCap: 1000 }),
+      { inRange: [3, 40, 0], searchRange: [0, 0, 0] },
+      { source: 'figures', total: 43, exact: true },
+    ],
+    [
+      'q not completed, a path at FEW_MATCHES and the sum within the cap: the capped count decides',
+      request(['status', 'search'], 'title', { status: 'pending', searchCap: 5000 }),
+      { inRange: [3, FEW_MATCHES, 0], searchRange: [0, 0, 0] },
+      { source: 'rows-capped', cap: 5000, range: { kind: 'path' }, reads: ['range', 'range', 'range'] },
+    ],
     [
       'q capped: a path under SEARCH_RANGE_ROWS reads its range',
       request(['search'], '-created_at', { searchCap: 1000 }),

@@ -41,7 +41,8 @@ export function walkingFigures(scope: CallerScope, filters: ContractFilters): Fi
 
 /** The figures that make every path read its range (it "holds" none). */
 export function readingFigures(scope: CallerScope, filters: ContractFilters): Figures {
-  return { inRange: walkingFigures(scope, filters).inRange!.map(() => 0), searchRange: walkingFigures(scope, filters).searchRange!.map(() => 0) };
+  const none = walkingFigures(scope, filters).inRange!.map(() => 0);
+  return { inRange: none, searchRange: none, matchIds: none.map(() => []) };
 }
 
 /** A page with every path walked, whatever the figures say: the walk is right for any figures, so it must equal the chosen plan's page. */
@@ -62,7 +63,8 @@ export function everyStatement(scope: CallerScope, filters: ContractFilters, pag
     const list = planWithFigures(scope, filters, page, options, figures);
     if (!list) continue;
     const { first, thenNulls } = pageStatements(list, page);
-    statements.push(first as Statement<unknown>, ...(thenNulls ? [thenNulls as Statement<unknown>] : []), countStatement(list) as Statement<unknown>);
+    const count = countStatement(list);
+    statements.push(first as Statement<unknown>, ...(thenNulls ? [thenNulls as Statement<unknown>] : []), ...(count ? [count as Statement<unknown>] : []));
   }
   return statements;
 }

@@ -43,6 +43,18 @@ function pathCounters(shape: AccessShape): SQL[] {
   );
 }
 
+/**
+ * Each path's matches counted up to `few`, with their ids when fewer (`n` or `n:{id,…}`):
+ * the page then reads them by id and the word is not looked for again.
+ */
+function cappedMatches(shape: AccessShape, clauses: SQL[], few: number): SQL[] {
+  const cap = sql.raw(String(few));
+  return accessPaths(shape).map(
+    (where) =>
+      sql`(SELECT count(*)::text || CASE WHEN count(*) < ${cap} THEN ':' || coalesce(array_agg(id)::text, '{}') ELSE '' END FROM (SELECT ${contracts.id} AS id FROM ${contracts} WHERE ${and(where, ...clauses)} LIMIT ${cap}) AS matches)`,
+  );
+}
+
 /** Each path's rows under `clauses`, counted up to `few` (an index range, stopped there). */
 function cappedCounts(shape: AccessShape, clauses: SQL[], few: number): SQL[] {
   const cap = sql.raw(String(few));
@@ -54,7 +66,7 @@ function choiceFigures(shape: AccessShape, filter: FilterShape, choice: Choice):
   // updated_since: its range alone (its index, index-only); any other filter only removes rows from it.
   if (choice.kind === 'range') return cappedCounts(shape, filterClauses(filter, ['updatedSince']), choice.few);
   // q with a status other than completed: the matches, on the entries of the status's index that holds the search text.
-  return cappedCounts(shape, filterClauses(filter), choice.few);
+  return cappedMatches(shape, filterClauses(filter), choice.few);
 }
 
 function searchRangeFigures(shape: AccessShape, range: SearchRange): SQL[] {
@@ -88,6 +100,17 @@ export async function readFigures(db: Database, scope: CallerScope, shape: Acces
   if (!statement) return {};
   const [row] = await runStatement(db, statement);
   const paths = counterPathKeys(shape).length;
-  const column = (prefix: string) => Array.from({ length: paths }, (_, i) => Number(row![`${prefix}${i}`]));
-  return { ...(needs.choice ? { inRange: column('r') } : {}), ...(needs.searchRange ? { searchRange: column('s') } : {}) };
+  const column = (prefix: string) => Array.from({ length: paths }, (_, i) => String(row![`${prefix}${i}`]));
+  const figures: { -readonly [K in keyof Figures]: Figures[K] } = {};
+  if (needs.searchRange) figures.searchRange = column('s').map(Number);
+  if (needs.choice?.kind === 'matches') {
+    // "n" or "n:{id,id,…}" (Postgres's array text of uuids: no quoting).
+    const parsed = column('r').map((text) => {
+      const at = text.indexOf(':');
+      return at < 0 ? { n: Number(text) } : { n: Number(text.slice(0, at)), ids: text.slice(at + 2, -1).split(',').filter(Boolean) };
+    });
+    figures.inRange = parsed.map((p) => p.n);
+    figures.matchIds = parsed.map((p) => p.ids);
+  } else if (needs.choice) figures.inRange = column('r').map(Number);
+  return figures;
 }

@@ -57,6 +57,9 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
   const offset = page.offset ?? 0;
   const key = SORT_KEYS[sort.field].expression;
   const values: Record<string, unknown> = { ...accessPathValues(scope, shape), ...filter.values, limit: cut.offset ? page.limit : page.limit + offset, branchLimit: page.limit + offset };
+  reads.forEach((read, i) => {
+    if (read === 'matches') values[`matches${i}`] = `{${plan.figures.matchIds![i]!.join(',')}}`;
+  });
   if (page.after && range !== 'all' && range !== 'null-keys') Object.assign(values, { afterId: page.after.id, ...(page.after.key !== null ? { afterKey: page.after.key } : {}) });
   const hasOffset = cut.offset && offset > 0;
   if (hasOffset) values.offset = offset;
@@ -110,12 +113,12 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     // contracts not completed, which holds the search text; then their sort keys by id:
     // as one scan, Postgres read every row of the status from the heap to test the word
     // there, the sort key not being in that index), sorted and cut.
-    const readKeys = (where: SQL, read: 'window' | 'matches') => {
+    const readKeys = (where: SQL, read: 'window' | 'matches', i: number) => {
       const few = plan.needs.choice!.few;
       const rowsOf =
         read === 'window'
           ? and(where, ...searchOffIndex(filter), nullKey, after)
-          : and(sql`${contracts.id} IN (${db.select({ id: contracts.id }).from(contracts).where(and(where, ...filterClauses(filter))).limit(few)})`, after);
+          : and(sql`${contracts.id} = any(${sql.placeholder(`matches${i}`)}::uuid[])`, after);
       const keys = db
         .select({ id: contracts.id, key: sql`${key}`.as('window_key') })
         .from(contracts)
@@ -133,7 +136,7 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     const branches = paths.map((where, i) => {
       const read = reads[i]!;
       if (read === 'walk') return walk(where);
-      return read === 'range' ? (readRange(where) as unknown as ReturnType<typeof walk>) : readKeys(where, read);
+      return read === 'range' ? (readRange(where) as unknown as ReturnType<typeof walk>) : readKeys(where, read, i);
     });
     if (branches.length === 1 && reads[0] === 'walk' && !deferred) {
       return db.select(selection).from(contracts).where(and(paths[0], ...filterClauses(filter), nullKey, after)).orderBy(...byKey).limit(limit).offset(offsetValue);
