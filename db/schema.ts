@@ -114,6 +114,11 @@ export const contracts = pgTable(
     expirationDate: date('expiration_date', { mode: 'string' }),
     renewalDate: date('renewal_date', { mode: 'string' }),
     autoRenewal: boolean('auto_renewal'),
+    // ISO 8601 durations (P30D, P8W, P3M, P1Y: lib/renewal-dates.ts): how long before a
+    // renewal notice must be given to stop it, and how long each automatic renewal runs.
+    // Kept as written; the CHECK constraints below refuse any other text.
+    noticePeriod: text('notice_period'),
+    renewalTerm: text('renewal_term'),
     contractValue: numeric('contract_value', { precision: 16, scale: 2, mode: 'number' }),
     currency: char('currency', { length: 3 }),
     provider: varchar('provider', { length: 300 }),
@@ -132,6 +137,13 @@ export const contracts = pgTable(
   (t) => [
     check('contracts_confidence_score_range', sql`${t.confidenceScore} BETWEEN 0 AND 1`),
     check('contracts_currency_format', sql`${t.currency} ~ '^[A-Z]{3}$'`),
+    // The pattern of lib/renewal-dates.ts (DURATION_PATTERN): date designators in order, at
+    // least one, four digits at most each; a term has a length (not P0D).
+    check('contracts_notice_period_iso8601', sql`${t.noticePeriod} ~ '^P(?!$)([0-9]{1,4}Y)?([0-9]{1,4}M)?([0-9]{1,4}W)?([0-9]{1,4}D)?$'`),
+    check(
+      'contracts_renewal_term_iso8601',
+      sql`${t.renewalTerm} ~ '^P(?!$)([0-9]{1,4}Y)?([0-9]{1,4}M)?([0-9]{1,4}W)?([0-9]{1,4}D)?$' AND ${t.renewalTerm} !~ '^P(0+[YMWD])+$'`,
+    ),
     check('contracts_file_size_nonnegative', sql`${t.fileSize} >= 0`),
     // "Contracts the caller may see, newest first" is a union of two access paths, each
     // served in list order by its own index: personal contracts of one owner, and the

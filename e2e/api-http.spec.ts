@@ -39,8 +39,8 @@ const EXPECTED_TOTALS: Record<UserName, number> = { alice: 14, bob: 18, carol: 4
 
 const EXPORT_COLUMNS = [
   'id', 'title', 'status', 'file_name', 'file_size', 'created_at', 'updated_at', 'organization_id',
-  'expiration_date', 'renewal_date', 'auto_renewal', 'contract_value', 'currency', 'provider', 'client',
-  'summary', 'confidence_score',
+  'expiration_date', 'renewal_date', 'notice_period', 'renewal_term', 'next_renewal_date', 'notice_deadline',
+  'auto_renewal', 'contract_value', 'currency', 'provider', 'client', 'summary', 'confidence_score',
 ];
 
 const ALL_ROWS = demoContractRows();
@@ -68,6 +68,10 @@ interface ContractDetail extends ContractSummary {
   data: {
     expiration_date: string | null;
     renewal_date: string | null;
+    notice_period: string | null;
+    renewal_term: string | null;
+    next_renewal_date: string | null;
+    notice_deadline: string | null;
     auto_renewal: boolean | null;
     contract_value: number | null;
     currency: string | null;
@@ -147,6 +151,7 @@ function expectedCsvRow(c: ContractDetail): string[] {
   return [
     text(c.id), text(c.title), text(c.status), text(c.file_name), other(c.file_size), text(c.created_at),
     text(c.updated_at), text(c.organization_id), text(d?.expiration_date), text(d?.renewal_date),
+    text(d?.notice_period), text(d?.renewal_term), text(d?.next_renewal_date), text(d?.notice_deadline),
     other(d?.auto_renewal), other(d?.contract_value), text(d?.currency), text(d?.parties.provider),
     text(d?.parties.client), text(d?.summary), other(d?.confidence_score),
   ];

@@ -30,6 +30,8 @@ type Extracted = Pick<
   | 'expirationDate'
   | 'renewalDate'
   | 'autoRenewal'
+  | 'noticePeriod'
+  | 'renewalTerm'
   | 'contractValue'
   | 'currency'
   | 'provider'
@@ -59,6 +61,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'design-retainer.pdf', fileSize: 248_311, ageDays: 2,
     extracted: {
       expirationDate: '2027-03-31', renewalDate: '2027-03-01', autoRenewal: true, contractValue: 18_000,
+      noticePeriod: 'P30D', renewalTerm: 'P1M',
       currency: 'USD', provider: 'Studio Nord LLC', client: 'Alice Archer',
       summary: 'Monthly design retainer of 30 hours, billed in advance.', confidenceScore: 0.94,
     },
@@ -77,6 +80,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'bail-appartement.pdf', fileSize: 1_048_576, ageDays: 5,
     extracted: {
       expirationDate: '2028-08-31', renewalDate: '2028-06-01', autoRenewal: true, contractValue: 21_600,
+      noticePeriod: 'P3M', renewalTerm: 'P1Y',
       currency: 'EUR', provider: 'Société Immobilière Lefèvre', client: 'Alice Archer',
       summary: 'Unfurnished lease, three years.\nNotice period: three months.', confidenceScore: 0.88,
     },
@@ -91,6 +95,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'broadband.pdf', fileSize: 88_004, ageDays: 1,
     extracted: {
       expirationDate: '2027-05-20', renewalDate: '2027-04-20', autoRenewal: true, contractValue: 540,
+      noticePeriod: 'P30D', renewalTerm: 'P1Y',
       currency: 'GBP', provider: 'FibreNet UK', client: 'Bob Brennan',
       summary: '24-month broadband contract with a static IP address.', confidenceScore: 0.97,
     },
@@ -123,6 +128,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'desk.pdf', fileSize: 64_000, ageDays: 8,
     extracted: {
       expirationDate: '2026-12-31', renewalDate: '2026-12-01', autoRenewal: true, contractValue: 2_400,
+      noticePeriod: 'P30D', renewalTerm: 'P1M',
       currency: 'USD', provider: 'WeSpace', client: 'Carol Chen',
       summary: null, confidenceScore: 0.73,
     },
@@ -136,6 +142,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'salesforce-msa.pdf', fileSize: 2_097_152, ageDays: 0,
     extracted: {
       expirationDate: '2027-06-30', renewalDate: '2027-04-01', autoRenewal: true, contractValue: 148_500,
+      noticePeriod: 'P90D', renewalTerm: 'P1Y',
       currency: 'USD', provider: 'Salesforce, Inc.', client: 'Acme Corp',
       summary: 'Enterprise CRM licences for 150 users with premier support.', confidenceScore: 0.98,
     },
@@ -154,6 +161,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'aws-ea.pdf', fileSize: 780_000, ageDays: 2,
     extracted: {
       expirationDate: '2027-01-31', renewalDate: '2027-01-01', autoRenewal: true, contractValue: 1_250_000,
+      noticePeriod: 'P60D', renewalTerm: 'P1Y',
       currency: 'USD', provider: 'Amazon Web Services', client: 'Acme Corp',
       summary: 'Committed spend agreement with 12% discount.', confidenceScore: 0.86,
     },
@@ -175,6 +183,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'laptops.pdf', fileSize: 120_000, ageDays: 40,
     extracted: {
       expirationDate: '2026-11-30', renewalDate: '2026-11-01', autoRenewal: true, contractValue: 86_400.75,
+      noticePeriod: 'P3M', renewalTerm: 'P1Y',
       currency: 'GBP', provider: 'LeaseIT Ltd', client: 'Acme Corp',
       summary: '120 laptops on a 36-month operating lease.', confidenceScore: 0.79,
     },
@@ -186,6 +195,7 @@ const DEMO_CONTRACTS: DemoContract[] = [
     fileName: 'globex-msa.pdf', fileSize: 640_000, ageDays: 1,
     extracted: {
       expirationDate: '2027-10-31', renewalDate: '2027-08-01', autoRenewal: true, contractValue: 2_000_000,
+      noticePeriod: 'P6M', renewalTerm: 'P2Y',
       currency: 'USD', provider: 'Globex', client: 'Initech',
       summary: 'Framework agreement for engineering services.', confidenceScore: 0.95,
     },

@@ -55,7 +55,7 @@ const orgId = (n: SQL) => uuidOf(sql`'scale-org:' || (${n})::text`);
 function insertContracts(from: number, count: number, owner: SQL, organization: SQL): SQL {
   return sql`
     INSERT INTO contracts (id, owner_id, organization_id, title, status, file_name, file_size,
-      created_at, updated_at, expiration_date, renewal_date, auto_renewal, contract_value,
+      created_at, updated_at, expiration_date, renewal_date, auto_renewal, notice_period, renewal_term, contract_value,
       currency, provider, client, summary, confidence_score)
     SELECT
       ${uuidOf(sql`'scale-contract:' || i`)},
@@ -72,6 +72,9 @@ function insertContracts(from: number, count: number, owner: SQL, organization: 
       CASE WHEN c THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int END,
       CASE WHEN c AND i % 7 <> 0 THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int - 30 END,
       CASE WHEN c AND i % 11 <> 0 THEN i % 3 <> 0 END,
+      -- Most auto-renewing contracts state a notice period and a term (mostly a year).
+      CASE WHEN c AND i % 4 <> 0 THEN (ARRAY['P30D','P60D','P90D','P3M','P6M'])[1 + i % 5] END,
+      CASE WHEN c AND i % 5 <> 0 THEN (ARRAY['P1Y','P1Y','P1Y','P1Y','P1Y','P1Y','P1M','P2Y','P3Y'])[1 + i % 9] END,
       CASE WHEN c AND i % 13 <> 0 THEN ((i::bigint * 7919) % 10000000) / 100.0 END,
       CASE WHEN c AND i % 13 <> 0 THEN (ARRAY['USD','EUR','GBP','JPY','CHF'])[1 + i % 5] END,
       CASE WHEN c THEN (ARRAY['Northwind Traders','Contoso Ltd','Initech','Umbrella plc','Stark Industries',

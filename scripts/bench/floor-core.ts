@@ -129,6 +129,8 @@ export function detailRow(r: Row): ContractDetailRow {
     expirationDate: r.expiration_date as string | null,
     renewalDate: r.renewal_date as string | null,
     autoRenewal: r.auto_renewal as boolean | null,
+    noticePeriod: r.notice_period as string | null,
+    renewalTerm: r.renewal_term as string | null,
     contractValue: r.contract_value === null ? null : Number(r.contract_value),
     currency: r.currency as string | null,
     provider: r.provider as string | null,

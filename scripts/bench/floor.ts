@@ -77,7 +77,7 @@ async function exportCsv(req: http.IncomingMessage, res: http.ServerResponse, sc
   res.write(csvHeaderLine());
   const csvLines = csvLinesWriter();
   for (;;) {
-    if (rows.length > 0 && !res.write(csvLines(rows.map(toDetail)))) {
+    if (rows.length > 0 && !res.write(csvLines(rows.map((row) => toDetail(row))))) {
       await new Promise((resolve) => res.once('drain', resolve));
     }
     if (rows.length < PAGE || res.destroyed) break;

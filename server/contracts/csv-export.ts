@@ -40,13 +40,15 @@ export async function csvExportResponse(
   // With tracing on, a span per page read, with its row count (docs/operations.md, "Traces").
   const pages = tracedPages(contractsInPages(db, scope, request.filters, PAGE_SIZE, request.sort), 'export page', (rows) => rows.length);
   const csvLines = csvLinesWriter(request.columns, request.dateFormat);
+  const today = utcToday();
   const stream = pagedStream({
     first: await pages.next(),
     pages,
     head: `${request.bom ? UTF8_BOM : ''}${csvHeaderLine(request.columns)}`,
     render: (rows) => {
       countExportRows(rows.length);
-      return csvLines(rows.map(toDetail));
+      // One "today" for the whole file: an export that runs past midnight UTC stays one day's answer.
+      return csvLines(rows.map((row) => toDetail(row, today)));
     },
     label: 'export',
     requestId,

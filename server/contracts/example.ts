@@ -18,6 +18,10 @@ export const leaseSummary = {
 export const leaseData = {
   expiration_date: '2029-09-30',
   renewal_date: '2029-06-30',
+  notice_period: 'P6M',
+  renewal_term: 'P3Y',
+  next_renewal_date: '2029-06-30',
+  notice_deadline: '2028-12-30',
   auto_renewal: true,
   contract_value: 420000,
   currency: 'EUR',

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ContractDetailRow, ContractSummaryRow } from '@/db/queries/contracts/columns';
 import { CONTRACT_STATUSES, showsExtractedData } from '@/lib/contracts';
+import { DURATION_PATTERN, renewalDecision } from '@/lib/renewal-dates';
+import { utcToday } from '@/server/dates';
 
 /**
  * The contract as the API shows it, defined once: these zod schemas validate every
@@ -11,6 +13,7 @@ import { CONTRACT_STATUSES, showsExtractedData } from '@/lib/contracts';
 
 const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp', example: '2026-10-01T09:00:00.000Z' });
 const isoDate = z.iso.date().meta({ description: 'Date, YYYY-MM-DD', example: '2027-03-31' });
+const duration = z.string().regex(DURATION_PATTERN);
 
 export const contractSummary = z
   .object({
@@ -28,7 +31,23 @@ export const contractSummary = z
 export const extractedData = z
   .object({
     expiration_date: isoDate.nullable(),
-    renewal_date: isoDate.nullable(),
+    renewal_date: isoDate.nullable().meta({ description: 'The renewal date extracted from the document (for an evergreen contract it may be past: see `next_renewal_date`).' }),
+    notice_period: duration.nullable().meta({
+      description: 'How long before a renewal notice must be given to stop it: an ISO 8601 duration of years, months, weeks and days (`P30D`, `P8W`, `P3M`, `P1Y`).',
+      example: 'P90D',
+    }),
+    renewal_term: duration.nullable().meta({
+      description: 'The length of each automatic renewal: an ISO 8601 duration (`P1Y`, `P1M`, `P2Y`).',
+      example: 'P1Y',
+    }),
+    next_renewal_date: isoDate.nullable().meta({
+      description:
+        'Computed: `renewal_date` when it is today or later; for an auto-renewing contract whose `renewal_date` has passed and whose `renewal_term` is known, the first `renewal_date + k × renewal_term` (k = 1, 2, …) that is today or later, each counted from the contract\'s own day; otherwise `renewal_date`. Years and months apply first, clamped to the month\'s last day (2027-01-31 + P1M = 2027-02-28; + 2 × P1M = 2027-03-31), then weeks and days. Today is the UTC date.',
+    }),
+    notice_deadline: isoDate.nullable().meta({
+      description:
+        'Computed: for an auto-renewing contract with a `notice_period` and a `next_renewal_date`, the last day on which notice stops that renewal, `next_renewal_date − notice_period` (months first, clamped: 2027-03-31 − P1M = 2027-02-28); else null. A past deadline means this renewal can no longer be stopped.',
+    }),
     auto_renewal: z.boolean().nullable(),
     contract_value: z.number().nullable(),
     currency: z.string().length(3).nullable().meta({ description: 'ISO 4217 currency code.', example: 'EUR' }),
@@ -96,23 +115,30 @@ export function toSummary(row: ContractSummaryRow): ContractSummary {
   };
 }
 
-export function toDetail(row: ContractDetailRow): ContractDetail {
+/** The detail; its computed renewal dates on `today` (the UTC date: lib/renewal-dates.ts). */
+export function toDetail(row: ContractDetailRow, today: string = utcToday()): ContractDetail {
   return Object.assign(toSummary(row), {
     // Extracted data exists only once extraction has completed.
-    data:
-      showsExtractedData(row.status)
-        ? {
-            expiration_date: row.expirationDate,
-            renewal_date: row.renewalDate,
-            auto_renewal: row.autoRenewal,
-            contract_value: row.contractValue,
-            currency: row.currency,
-            parties: { provider: row.provider, client: row.client },
-            summary: row.summary,
-            confidence_score: row.confidenceScore,
-          }
-        : null,
+    data: showsExtractedData(row.status) ? extractedDataOf(row, today) : null,
   });
+}
+
+function extractedDataOf(row: ContractDetailRow, today: string): NonNullable<ContractDetail['data']> {
+  const decision = renewalDecision(row, today);
+  return {
+    expiration_date: row.expirationDate,
+    renewal_date: row.renewalDate,
+    notice_period: row.noticePeriod,
+    renewal_term: row.renewalTerm,
+    next_renewal_date: decision.nextRenewalDate,
+    notice_deadline: decision.noticeDeadline,
+    auto_renewal: row.autoRenewal,
+    contract_value: row.contractValue,
+    currency: row.currency,
+    parties: { provider: row.provider, client: row.client },
+    summary: row.summary,
+    confidence_score: row.confidenceScore,
+  };
 }
 
 // The detail flattened, for the CSV export ----------------------------------------------

@@ -40,6 +40,14 @@ export interface ChangelogEntry {
 /** Newest first. Add new entries at the top; never edit the meaning of a published one. */
 export const CHANGELOG: readonly ChangelogEntry[] = [
   {
+    date: '2026-12-03',
+    anchor: 'renewal-decisions',
+    kind: 'added',
+    title: 'Renewal decisions: notice period, renewal term, next renewal and notice deadline',
+    body:
+      'The extracted data (`data` of a contract, the webhooks\' `data.contract`, the export\'s columns after `renewal_date`) has four new nullable fields: `notice_period` and `renewal_term` (ISO 8601 durations of years, months, weeks and days, as extracted: `P90D`, `P3M`, `P1Y`), and, computed on the UTC date of the request, `next_renewal_date` (an auto-renewing contract whose `renewal_date` has passed rolls forward by whole terms, each counted from the contract\'s own day) and `notice_deadline` (`next_renewal_date − notice_period`, the last day notice stops that renewal; null unless the contract renews automatically and states a notice period). Years and months apply first, clamped to the month\'s last day, then weeks and days, as Postgres does. `contract.updated` lists `data.notice_period` and `data.renewal_term` among its `changed_fields`. Clients that read CSV columns by position see four more after `renewal_date`; `columns` picks the old set.',
+  },
+  {
     date: '2026-11-27',
     anchor: 'key-roll',
     kind: 'added',

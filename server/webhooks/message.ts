@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { detailRowOfJson } from '@/db/queries/contracts/columns';
 import { toDetail } from '@/server/contracts/shape';
+import { utcToday } from '@/server/dates';
 
 /**
  * A webhook as Standard Webhooks (https://www.standardwebhooks.com) writes it: the body
@@ -28,14 +29,15 @@ export function messageIdOf(eventId: string): string {
 
 /**
  * The body: `data.contract` is the contract as GET /api/v1/contracts/{id} shows it (through
- * the same toDetail), as it was when the event happened. The same event gives the same
- * bytes on every attempt.
+ * the same toDetail), as it was when the event happened (its computed renewal dates on the
+ * event's UTC day). The same event gives the same bytes on every attempt.
  */
 export function payloadOf(event: OutboxEvent): string {
   let data: Record<string, unknown>;
   if (event.contract === null) data = { ...event.extra };
   else if (event.type === 'contract.deleted') data = { contract: { id: event.contract.id, organization_id: event.contract.organization_id ?? null } };
-  else data = { contract: toDetail(detailRowOfJson(event.contract)), ...event.extra };
+  // The computed renewal dates on the event's own UTC day, not the attempt's: a retry the next day sends the same bytes.
+  else data = { contract: toDetail(detailRowOfJson(event.contract), utcToday(event.occurredAt)), ...event.extra };
   return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data });
 }
 

@@ -5,6 +5,8 @@ import { setProcessDatabase } from '@/server/database';
 import { contracts, users } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, demoContractRows, seedDemo } from '@/db/seed/demo';
 import { EXPORT_COLUMNS } from '@/server/contracts/shape';
+import { renewalDecision } from '@/lib/renewal-dates';
+import { utcToday } from '@/server/dates';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { handleApiRequest } from '@/server/rest/router';
 import { CLIENT_ADDRESS, PROXY_CLIENT_ADDRESS } from '../helpers/api';
@@ -218,6 +220,13 @@ describe('GET /api/v1/contracts/{id}', () => {
           data: {
             expiration_date: '2027-06-30',
             renewal_date: '2027-04-01',
+            notice_period: 'P90D',
+            renewal_term: 'P1Y',
+            // Computed on today's UTC date (the rule's own tests: tests/contracts/renewal-dates.test.ts).
+            ...(() => {
+              const decision = renewalDecision({ renewalDate: '2027-04-01', autoRenewal: true, renewalTerm: 'P1Y', noticePeriod: 'P90D' }, utcToday());
+              return { next_renewal_date: decision.nextRenewalDate, notice_deadline: decision.noticeDeadline };
+            })(),
             auto_renewal: true,
             contract_value: 148500,
             currency: 'USD',

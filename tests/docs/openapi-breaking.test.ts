@@ -278,11 +278,11 @@ describe('the rules between the baseline and the changelog', () => {
 
   it('fails an addition without a changelog entry, and passes it with one and the baseline written', () => {
     const without = changed(addParameter);
-    expect(checkBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('changed since openapi/v1-baseline.json (version 1.23.0) without a changelog entry')]);
+    expect(checkBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('changed since openapi/v1-baseline.json (version 1.24.0) without a changelog entry')]);
     expect(updateBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('the changelog has no new entry')]);
 
     const withEntry = changed(addParameter, [entry('added')]);
-    expect(checkBaseline({ ...withEntry, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.23.0, and the changelog is at 1.24.0')]);
+    expect(checkBaseline({ ...withEntry, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.24.0, and the changelog is at 1.25.0')]);
     const written = updateBaseline({ ...withEntry, baseline, deprecations: [] });
     expect(written.problems).toEqual([]);
     expect(checkBaseline({ ...withEntry, baseline: written.file, deprecations: [] }).problems).toEqual([]);
@@ -290,8 +290,8 @@ describe('the rules between the baseline and the changelog', () => {
 
   it('fails an entry whose baseline was not written, even with no change to the document', () => {
     const fix = changed(() => undefined, [entry('fixed')]);
-    expect(fix.document.info.version).toBe('1.23.1');
-    expect(checkBaseline({ ...fix, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.23.0, and the changelog is at 1.23.1')]);
+    expect(fix.document.info.version).toBe('1.24.1');
+    expect(checkBaseline({ ...fix, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.24.0, and the changelog is at 1.24.1')]);
   });
 
   it('names the breaking change, and writes it into the baseline only with a removed or changed entry', () => {

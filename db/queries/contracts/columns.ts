@@ -17,6 +17,8 @@ export const detailColumns = {
   expirationDate: contracts.expirationDate,
   renewalDate: contracts.renewalDate,
   autoRenewal: contracts.autoRenewal,
+  noticePeriod: contracts.noticePeriod,
+  renewalTerm: contracts.renewalTerm,
   contractValue: contracts.contractValue,
   currency: contracts.currency,
   provider: contracts.provider,

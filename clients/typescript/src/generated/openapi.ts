@@ -63,7 +63,7 @@ export interface paths {
         put?: never;
         /**
          * Export contracts as CSV
-         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key. Needs the permission `contracts:export` (a key without it gets `403 insufficient_scope`).
+         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, notice_period, renewal_term, next_renewal_date, notice_deadline, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key. Needs the permission `contracts:export` (a key without it gets `403 insufficient_scope`).
          */
         post: operations["exportContracts"];
         delete?: never;
@@ -321,7 +321,7 @@ export interface components {
              */
             sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "contract_value" | "-contract_value" | "title" | "-title";
             /** @description The columns to export, in this order (default: every column, in the documented order). */
-            columns?: ("id" | "title" | "status" | "file_name" | "file_size" | "created_at" | "updated_at" | "organization_id" | "expiration_date" | "renewal_date" | "auto_renewal" | "contract_value" | "currency" | "provider" | "client" | "summary" | "confidence_score")[];
+            columns?: ("id" | "title" | "status" | "file_name" | "file_size" | "created_at" | "updated_at" | "organization_id" | "expiration_date" | "renewal_date" | "notice_period" | "renewal_term" | "next_renewal_date" | "notice_deadline" | "auto_renewal" | "contract_value" | "currency" | "provider" | "client" | "summary" | "confidence_score")[];
             /**
              * @description How created_at and updated_at are written. iso (default): 2026-09-29T10:00:00.000Z, as in the JSON API. excel: 2026-09-29 10:00:00 (UTC), which Excel reads as a date and time in every locale (it leaves the iso form as text); Python's datetime.fromisoformat reads both. Dates are YYYY-MM-DD either way.
              * @enum {string}
@@ -427,7 +427,22 @@ export interface components {
         /** @description Data extracted from the file; each field is null when extraction did not find it. */
         ExtractedData: {
             expiration_date: string | null;
+            /** @description The renewal date extracted from the document (for an evergreen contract it may be past: see `next_renewal_date`). */
             renewal_date: string | null;
+            /**
+             * @description How long before a renewal notice must be given to stop it: an ISO 8601 duration of years, months, weeks and days (`P30D`, `P8W`, `P3M`, `P1Y`).
+             * @example P90D
+             */
+            notice_period: string | null;
+            /**
+             * @description The length of each automatic renewal: an ISO 8601 duration (`P1Y`, `P1M`, `P2Y`).
+             * @example P1Y
+             */
+            renewal_term: string | null;
+            /** @description Computed: `renewal_date` when it is today or later; for an auto-renewing contract whose `renewal_date` has passed and whose `renewal_term` is known, the first `renewal_date + k × renewal_term` (k = 1, 2, …) that is today or later, each counted from the contract's own day; otherwise `renewal_date`. Years and months apply first, clamped to the month's last day (2027-01-31 + P1M = 2027-02-28; + 2 × P1M = 2027-03-31), then weeks and days. Today is the UTC date. */
+            next_renewal_date: string | null;
+            /** @description Computed: for an auto-renewing contract with a `notice_period` and a `next_renewal_date`, the last day on which notice stops that renewal, `next_renewal_date − notice_period` (months first, clamped: 2027-03-31 − P1M = 2027-02-28); else null. A past deadline means this renewal can no longer be stopped. */
+            notice_deadline: string | null;
             auto_renewal: boolean | null;
             contract_value: number | null;
             /**
@@ -1291,9 +1306,9 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example id,title,status,file_name,file_size,created_at,updated_at,organization_id,expiration_date,renewal_date,auto_renewal,contract_value,currency,provider,client,summary,confidence_score
-                     *     3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c,Office Lease — Berlin,completed,office-lease-berlin.pdf,5500000,2026-09-29T09:00:00.000Z,2026-09-29T10:00:00.000Z,ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f,2029-09-30,2029-06-30,true,420000,EUR,Spree Immobilien GmbH,Acme Corp,"Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.",0.94
-                     *     8b1d5e2a-4c7f-4e0b-9a3d-6f2e1c0b9a87,Cleaning services agreement,processing,cleaning-2026.pdf,318204,2026-09-20T14:31:07.000Z,2026-09-20T14:31:09.000Z,,,,,,,,,,
+                     * @example id,title,status,file_name,file_size,created_at,updated_at,organization_id,expiration_date,renewal_date,notice_period,renewal_term,next_renewal_date,notice_deadline,auto_renewal,contract_value,currency,provider,client,summary,confidence_score
+                     *     3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c,Office Lease — Berlin,completed,office-lease-berlin.pdf,5500000,2026-09-29T09:00:00.000Z,2026-09-29T10:00:00.000Z,ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f,2029-09-30,2029-06-30,,,,,true,420000,EUR,Spree Immobilien GmbH,Acme Corp,"Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.",0.94
+                     *     8b1d5e2a-4c7f-4e0b-9a3d-6f2e1c0b9a87,Cleaning services agreement,processing,cleaning-2026.pdf,318204,2026-09-20T14:31:07.000Z,2026-09-20T14:31:09.000Z,,,,,,,,,,,,,,
                      */
                     "text/csv": string;
                 };
@@ -1666,7 +1681,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.23.0"
+                     *         "version": "1.24.0"
                      *       },
                      *       "paths": {}
                      *     }
