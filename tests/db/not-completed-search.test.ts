@@ -115,7 +115,7 @@ describe('q with a status other than completed', () => {
       expect(texts.get(statement.name) ?? text, statement.name).toBe(text);
       texts.set(statement.name, text);
     };
-    const others: ContractFilters[] = [{}, { organizationId: ORGS[0] }, { updatedSince: '2026-06-01T00:00:00Z' }, { expirationTo: '2027-05-01' }, { autoRenewal: true }];
+    const others: ContractFilters[] = [{}, { organizationId: ORGS[0] }, { updatedSince: '2026-06-01T00:00:00Z' }, { expirationTo: '2027-05-01' }, { expirationTo: '2027-05-01', renewalFrom: '2026-01-01' }, { autoRenewal: true }];
     for (const status of [undefined, 'completed', 'processing', 'pending', 'failed'] as const) {
       for (const search of [undefined, 'initech']) {
         for (const other of others) {

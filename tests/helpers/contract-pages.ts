@@ -1,6 +1,7 @@
 import type { Database, Statement } from '@/db/client';
 import { accessShape, type CallerScope } from '@/db/queries/access';
 import { countStatement } from '@/db/queries/contracts/count';
+import { figuresStatement } from '@/db/queries/contracts/figures';
 import type { Sort } from '@/db/queries/contracts/expressions';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
 import { pageStatements, selectContractPage, selectPlannedPage, type Cursor } from '@/db/queries/contracts/page';
@@ -56,7 +57,7 @@ export async function choiceKind(db: Database, scope: CallerScope, filters: Cont
   return (await planContractList(db, scope, filters, { sort }))?.plan.needs.choice?.kind;
 }
 
-/** Every statement a page or total may run, over figures that make every path walk and every path read its range. */
+/** Every statement a page or total may run (the figures' too), over figures that make every path walk and every path read its range. */
 export function everyStatement(scope: CallerScope, filters: ContractFilters, page: PageRequest, options: CountOptions = {}): Statement<unknown>[] {
   const statements: Statement<unknown>[] = [];
   for (const figures of [walkingFigures(scope, filters), readingFigures(scope, filters)]) {
@@ -64,6 +65,8 @@ export function everyStatement(scope: CallerScope, filters: ContractFilters, pag
     if (!list) continue;
     const { first, thenNulls } = pageStatements(list, page);
     const count = countStatement(list);
+    const figuresRead = figuresStatement(scope, list.shape, list.filter, list.plan.needs);
+    if (figuresRead) statements.push(figuresRead as Statement<unknown>);
     statements.push(first as Statement<unknown>, ...(thenNulls ? [thenNulls as Statement<unknown>] : []), ...(count ? [count as Statement<unknown>] : []));
   }
   return statements;

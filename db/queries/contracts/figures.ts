@@ -75,7 +75,13 @@ function searchRangeFigures(shape: AccessShape, range: SearchRange): SQL[] {
 }
 
 const needsName = (needs: FigureNeeds) =>
-  [needs.choice ? `choice:${needs.choice.kind}` : '', needs.searchRange ? `search-range:${needs.searchRange.kind}` : ''].filter(Boolean).join(' ');
+  // The window's date too: with both windows, the sort decides which one the choice counts (two texts, one name otherwise).
+  [
+    needs.choice ? `choice:${needs.choice.kind}${needs.choice.kind === 'window' ? `:${needs.choice.date}` : ''}` : '',
+    needs.searchRange ? `search-range:${needs.searchRange.kind}${needs.searchRange.kind === 'window' ? `:${needs.searchRange.date}` : ''}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 
 /** The statement of a plan's figures; undefined when the plan needs none. */
 export function figuresStatement(scope: CallerScope, shape: AccessShape, filter: FilterShape, needs: FigureNeeds): Statement<Record<string, number | string>[]> | undefined {
