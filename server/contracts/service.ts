@@ -7,6 +7,7 @@ import { selectPageAndTotal } from '@/db/queries/contracts/list';
 import { selectContractPage, type Cursor, type PageRow } from '@/db/queries/contracts/page';
 import { assertMemberOf, type CallerScope } from '@/server/access/scope';
 import { AppError } from '@/server/errors';
+import { utcToday } from '@/server/dates';
 import { toDetail, toSummary } from './shape';
 
 /**
@@ -44,7 +45,8 @@ async function listPage<T>(db: Database, scope: CallerScope, input: ListInput, c
   const page = hasMore ? rows.slice(0, input.limit) : rows;
   const last = page.at(-1);
   return {
-    contracts: page.map(shape),
+    // Not page.map(shape): the index would reach toDetail as its `today`.
+    contracts: page.map((row) => shape(row)),
     pagination: { limit: input.limit, offset: input.offset, total: total.total, total_exact: total.exact },
     hasMore,
     next: hasMore && last ? ({ key: last.sortKeyText, id: last.id } satisfies Cursor) : undefined,
@@ -58,7 +60,8 @@ export function listContracts(db: Database, scope: CallerScope, input: ListInput
 
 /** The same page with every contract's extracted data, in one query (the app's contracts page). */
 export function listContractDetails(db: Database, scope: CallerScope, input: ListInput) {
-  return listPage(db, scope, input, detailColumns, toDetail);
+  const today = utcToday();
+  return listPage(db, scope, input, detailColumns, (row) => toDetail(row, today));
 }
 
 /** One contract; a missing id and another tenant's id are the same 404. */

@@ -1,8 +1,11 @@
+import { eq } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { contracts, users } from '@/db/schema';
-import { addDuration, DURATION_PATTERN, parseDuration } from '@/lib/renewal-dates';
+import { addDuration, DURATION_PATTERN, parseDuration, renewalDecision } from '@/lib/renewal-dates';
+import { getContract, listContractDetails } from '@/server/contracts/service';
+import { utcToday } from '@/server/dates';
 import { createTestDatabase } from '../helpers/db';
 
 /**
@@ -75,5 +78,18 @@ describe('notice_period and renewal_term', () => {
       expect(addDuration(date, parseDuration(duration)!, factor), `${date} + ${factor} × ${duration}`).toBe(row.out);
     }
     expect(rows.length).toBe(cases.length);
+  });
+
+  it('rolls an evergreen contract forward in get-one and in the contracts page\'s list of details alike', async () => {
+    const [row] = await insert({ noticePeriod: 'P30D', renewalTerm: 'P1M' }).returning({ id: contracts.id });
+    await handle.db.update(contracts).set({ renewalDate: '2024-01-31', autoRenewal: true }).where(eq(contracts.id, row!.id));
+    const want = renewalDecision({ renewalDate: '2024-01-31', autoRenewal: true, renewalTerm: 'P1M', noticePeriod: 'P30D' }, utcToday());
+    expect(want.nextRenewalDate! >= utcToday()).toBe(true);
+    const scope = { userId: USER, organizationIds: [] };
+    const one = await getContract(handle.db, scope, row!.id);
+    expect({ next: one.data?.next_renewal_date, deadline: one.data?.notice_deadline }).toEqual({ next: want.nextRenewalDate, deadline: want.noticeDeadline });
+    const listed = await listContractDetails(handle.db, scope, { filters: {}, limit: 100, offset: 0 });
+    const mine = listed.contracts.find((c) => c.id === row!.id)!;
+    expect({ next: mine.data?.next_renewal_date, deadline: mine.data?.notice_deadline }).toEqual({ next: want.nextRenewalDate, deadline: want.noticeDeadline });
   });
 });
