@@ -1307,7 +1307,7 @@ export interface operations {
                 content: {
                     /**
                      * @example id,title,status,file_name,file_size,created_at,updated_at,organization_id,expiration_date,renewal_date,notice_period,renewal_term,next_renewal_date,notice_deadline,auto_renewal,contract_value,currency,provider,client,summary,confidence_score
-                     *     3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c,Office Lease — Berlin,completed,office-lease-berlin.pdf,5500000,2026-09-29T09:00:00.000Z,2026-09-29T10:00:00.000Z,ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f,2029-09-30,2029-06-30,,,,,true,420000,EUR,Spree Immobilien GmbH,Acme Corp,"Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.",0.94
+                     *     3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c,Office Lease — Berlin,completed,office-lease-berlin.pdf,5500000,2026-09-29T09:00:00.000Z,2026-09-29T10:00:00.000Z,ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f,2029-09-30,2029-06-30,P6M,P3Y,2029-06-30,2028-12-30,true,420000,EUR,Spree Immobilien GmbH,Acme Corp,"Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.",0.94
                      *     8b1d5e2a-4c7f-4e0b-9a3d-6f2e1c0b9a87,Cleaning services agreement,processing,cleaning-2026.pdf,318204,2026-09-20T14:31:07.000Z,2026-09-20T14:31:09.000Z,,,,,,,,,,,,,,
                      */
                     "text/csv": string;
@@ -1879,6 +1879,10 @@ export interface operations {
                  *           "data": {
                  *             "expiration_date": "2029-09-30",
                  *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
                  *             "auto_renewal": true,
                  *             "contract_value": 420000,
                  *             "currency": "EUR",
@@ -2001,6 +2005,10 @@ export interface operations {
                  *           "data": {
                  *             "expiration_date": "2029-09-30",
                  *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
                  *             "auto_renewal": true,
                  *             "contract_value": 420000,
                  *             "currency": "EUR",
@@ -2070,6 +2078,10 @@ export interface operations {
                  *           "data": {
                  *             "expiration_date": "2029-09-30",
                  *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
                  *             "auto_renewal": true,
                  *             "contract_value": 420000,
                  *             "currency": "EUR",
@@ -2142,6 +2154,10 @@ export interface operations {
                  *           "data": {
                  *             "expiration_date": "2029-09-30",
                  *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
                  *             "auto_renewal": true,
                  *             "contract_value": 420000,
                  *             "currency": "EUR",
@@ -2216,6 +2232,10 @@ export interface operations {
                  *           "data": {
                  *             "expiration_date": "2029-09-30",
                  *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
                  *             "auto_renewal": true,
                  *             "contract_value": 420000,
                  *             "currency": "EUR",
