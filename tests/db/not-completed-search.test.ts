@@ -101,7 +101,8 @@ describe('q with a status other than completed', () => {
     expect(await kind(processing, 'created_at')).toBe('matches');
     expect(await kind(completed, 'title')).toBeUndefined();
     expect(names(completed, 'title')[0]).not.toMatch(/not-completed/);
-    expect(names(processing, 'title').at(-1)).not.toBe(names(completed, 'title').at(-1));
+    // No statement of the one shares a name with a statement of the other (their texts differ).
+    expect(names(processing, 'title').filter((name) => names(completed, 'title').includes(name))).toEqual([]);
     expect(await kind({ status: 'processing' }, 'title')).toBeUndefined();
   });
 

@@ -66,8 +66,9 @@ export function everyStatement(scope: CallerScope, filters: ContractFilters, pag
     const { first, thenNulls } = pageStatements(list, page);
     const count = countStatement(list);
     const figuresRead = figuresStatement(scope, list.shape, list.filter, list.plan.needs);
-    if (figuresRead) statements.push(figuresRead as Statement<unknown>);
+    // The page's first statement first: callers read [0] as the page.
     statements.push(first as Statement<unknown>, ...(thenNulls ? [thenNulls as Statement<unknown>] : []), ...(count ? [count as Statement<unknown>] : []));
+    if (figuresRead) statements.push(figuresRead as Statement<unknown>);
   }
   return statements;
 }
