@@ -969,11 +969,15 @@ runScript(async () => {
         if (res.headers.get('x-served-by')) served.add(res.headers.get('x-served-by')!);
       }
       if (served.size !== cluster.ports.instances.length) failures.push(`after the soak, the balancer spread 6 requests over ${[...served].join(', ')} only`);
-      // The replica: every instance left it out while it was down and reads from it again.
+      // The replica: the instances that read while it was down left it out, and each of them
+      // reads from it again without a restart. Not every instance: one that served no read
+      // in that window (the victim, just back in the balancer) had nothing to notice (CI
+      // failed on that once, 2026-12-03: app2 logged no word on the replica).
       const replica = await replicaRecovery(cluster, faults);
       if (replica.leftOut.length === 0) failures.push('no instance logged that it left the stopped replica out');
-      if (replica.backOnReplica.length !== cluster.ports.instances.length) {
-        failures.push(`after the replica came back, only ${replica.backOnReplica.join(', ') || 'no instance'} read from it again`);
+      const notBack = replica.leftOut.filter((name) => !replica.backOnReplica.includes(name));
+      if (notBack.length > 0) {
+        failures.push(`after the replica came back, ${notBack.join(', ')} left it out and did not read from it again`);
       }
       const counters = await retryCounters(cluster);
       recovery = {

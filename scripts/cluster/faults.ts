@@ -168,7 +168,10 @@ export async function replicaRecovery(s: State, faults: FaultTimeline, waitMs = 
       if (events.some((line) => line.includes('left out'))) leftOut.push(`app${n}`);
       if (events.at(-1)?.includes('in use')) backOnReplica.push(`app${n}`);
     }
-    if (backOnReplica.length === instanceNumbers(s).length || Date.now() - since > waitMs) return { leftOut, backOnReplica };
+    // Done when every instance that left the replica out has taken it back. An instance
+    // that served no read while the replica was down (the victim, just back in the
+    // balancer) never noticed: it has nothing to take back.
+    if ((leftOut.length > 0 && leftOut.every((name) => backOnReplica.includes(name))) || Date.now() - since > waitMs) return { leftOut, backOnReplica };
     await sleep(500);
   }
 }
