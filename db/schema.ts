@@ -119,6 +119,14 @@ export const contracts = pgTable(
     // Kept as written; the CHECK constraints below refuse any other text.
     noticePeriod: text('notice_period'),
     renewalTerm: text('renewal_term'),
+    // The renewal decision (lib/renewal-dates.ts) as of the day the row was last written or
+    // rolled forward (migration 0019: a trigger sets both on every write, the scheduled job
+    // rolls evergreen contracts whose next renewal has passed). Stored so that the list can
+    // filter and sort by them through an index; a row the job has not rolled yet is read
+    // through the SQL functions instead (db/queries/contracts/expressions.ts, isStale), so
+    // an answer never depends on when the job last ran.
+    nextRenewalDate: date('next_renewal_date', { mode: 'string' }),
+    noticeDeadline: date('notice_deadline', { mode: 'string' }),
     contractValue: numeric('contract_value', { precision: 16, scale: 2, mode: 'number' }),
     currency: char('currency', { length: 3 }),
     provider: varchar('provider', { length: 300 }),
@@ -212,6 +220,43 @@ export const contracts = pgTable(
       sql`(CASE WHEN status = 'completed' THEN renewal_date END) DESC NULLS LAST`,
       t.id.desc().nullsFirst(),
     ),
+    // The renewal decision's dates (migration 0019): renewing_* and notice_* windows and
+    // sort=next_renewal_date / notice_deadline, as the expiration's indexes; the ascending
+    // ones carry INCLUDE columns in the database (written by hand, as 0012's) so that a
+    // window is read index-only, freshness test included.
+    index('contracts_personal_next_renewal_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN next_renewal_date END)`, t.id)
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_next_renewal_idx').on(t.organizationId, sql`(CASE WHEN status = 'completed' THEN next_renewal_date END)`, t.id),
+    index('contracts_personal_next_renewal_desc_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN next_renewal_date END) DESC NULLS LAST`, t.id.desc().nullsFirst())
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_next_renewal_desc_idx').on(
+      t.organizationId,
+      sql`(CASE WHEN status = 'completed' THEN next_renewal_date END) DESC NULLS LAST`,
+      t.id.desc().nullsFirst(),
+    ),
+    index('contracts_personal_notice_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN notice_deadline END)`, t.id)
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_notice_idx').on(t.organizationId, sql`(CASE WHEN status = 'completed' THEN notice_deadline END)`, t.id),
+    index('contracts_personal_notice_desc_idx')
+      .on(t.ownerId, sql`(CASE WHEN status = 'completed' THEN notice_deadline END) DESC NULLS LAST`, t.id.desc().nullsFirst())
+      .where(sql`${t.organizationId} IS NULL`),
+    index('contracts_organization_notice_desc_idx').on(
+      t.organizationId,
+      sql`(CASE WHEN status = 'completed' THEN notice_deadline END) DESC NULLS LAST`,
+      t.id.desc().nullsFirst(),
+    ),
+    // The evergreen contracts of a path by stored next renewal: those before today are the
+    // ones the job has not rolled yet (the list's stale branch reads that range, a day's
+    // renewals at most when the job runs; db/queries/contracts/expressions.ts, isStale).
+    index('contracts_personal_rolling_idx')
+      .on(t.ownerId, t.nextRenewalDate)
+      .where(sql`${t.organizationId} IS NULL AND ${t.status} = 'completed' AND ${t.autoRenewal} AND ${t.renewalTerm} IS NOT NULL`),
+    index('contracts_organization_rolling_idx')
+      .on(t.organizationId, t.nextRenewalDate)
+      .where(sql`${t.organizationId} IS NOT NULL AND ${t.status} = 'completed' AND ${t.autoRenewal} AND ${t.renewalTerm} IS NOT NULL`),
     // sort=contract_value, both directions with nulls last, and sort=title (lower(title),
     // not nullable: one index walked either way). Without them a page sorted every row the
     // caller sees (0.6 to 0.9 s at 2,000,000 contracts for a caller who sees 500,000).
@@ -270,8 +315,9 @@ export const contractCounts = pgTable(
 );
 
 /**
- * The same per day of the expiration and renewal dates the API shows (completed contracts
- * only): the total of "expiring within 90 days" sums at most 91 days per path and
+ * The same per day of the expiration date, the next renewal and the notice deadline the API
+ * shows (completed contracts only; the stored next_renewal_date and notice_deadline since
+ * migration 0019): the total of "expiring within 90 days" sums at most 91 days per path and
  * auto_renewal value instead of counting thousands of index entries.
  */
 export const contractDateCounts = pgTable(
@@ -279,14 +325,14 @@ export const contractDateCounts = pgTable(
   {
     personal: boolean('personal').notNull(),
     scopeId: uuid('scope_id').notNull(),
-    kind: char('kind', { length: 1 }).notNull(), // 'e' expiration, 'r' renewal
+    kind: char('kind', { length: 1 }).notNull(), // 'e' expiration, 'r' next renewal, 'n' notice deadline
     day: date('day', { mode: 'string' }).notNull(),
     autoRenewal: smallint('auto_renewal').notNull(),
     n: bigint('n', { mode: 'number' }).notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.scopeId, t.personal, t.kind, t.day, t.autoRenewal] }),
-    check('contract_date_counts_kind', sql`${t.kind} IN ('e', 'r')`),
+    check('contract_date_counts_kind', sql`${t.kind} IN ('e', 'r', 'n')`),
   ],
 );
 

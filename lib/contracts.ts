@@ -21,7 +21,7 @@ export function showsExtractedData(status: ContractStatus): boolean {
   return status === EXTRACTED_DATA_STATUS;
 }
 
-export const SORT_FIELDS = ['created_at', 'updated_at', 'expiration_date', 'renewal_date', 'contract_value', 'title'] as const;
+export const SORT_FIELDS = ['created_at', 'updated_at', 'expiration_date', 'renewal_date', 'next_renewal_date', 'notice_deadline', 'contract_value', 'title'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
 
 /** A sort field ascending, or with a leading "-" descending. */

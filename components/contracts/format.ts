@@ -39,7 +39,21 @@ export const SORT_GROUPS: { label: string; options: { value: SortValue; label: s
     ],
   },
   {
-    label: 'Renewal date',
+    label: 'Next renewal',
+    options: [
+      { value: 'next_renewal_date', label: 'Next renewal soonest first' },
+      { value: '-next_renewal_date', label: 'Next renewal latest first' },
+    ],
+  },
+  {
+    label: 'Notice deadline',
+    options: [
+      { value: 'notice_deadline', label: 'Notice deadline soonest first' },
+      { value: '-notice_deadline', label: 'Notice deadline latest first' },
+    ],
+  },
+  {
+    label: 'Renewal date (as extracted)',
     options: [
       { value: 'renewal_date', label: 'Renewing soonest first' },
       { value: '-renewal_date', label: 'Renewing latest first' },

@@ -70,7 +70,9 @@ function insertContracts(from: number, count: number, owner: SQL, organization: 
       timestamptz '2026-10-01 00:00:00+00' - ((i / 2) * interval '41 seconds'),
       timestamptz '2026-10-01 01:00:00+00' - ((i / 2) * interval '41 seconds'),
       CASE WHEN c THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int END,
-      CASE WHEN c AND i % 7 <> 0 THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int - 30 END,
+      -- A quarter of the renewal dates lie one to six years back: contracts that have renewed
+      -- since, which the next renewal rolls forward (the auto-renewing ones with a term).
+      CASE WHEN c AND i % 7 <> 0 THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int - 30 - CASE WHEN i % 4 = 1 THEN 365 * (1 + i % 6) ELSE 0 END END,
       CASE WHEN c AND i % 11 <> 0 THEN i % 3 <> 0 END,
       -- Most auto-renewing contracts state a notice period and a term (mostly a year).
       CASE WHEN c AND i % 4 <> 0 THEN (ARRAY['P30D','P60D','P90D','P3M','P6M'])[1 + i % 5] END,

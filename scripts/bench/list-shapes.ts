@@ -13,6 +13,7 @@ export const SINGLE_FILTERS = [
   'organization_id={org}',
   'expiring_within_days=90',
   'renewing_within_days=90',
+  'notice_within_days=90',
   'updated_since=2026-09-01T00:00:00Z',
   'auto_renewal=true',
   'q=initech',
@@ -24,6 +25,8 @@ export const COMBINATIONS = [
   'auto_renewal=true&expiring_within_days=365&sort=expiration_date',
   'q=initech&status=completed&sort=-contract_value',
   'organization_id={org}&renewing_within_days=90&sort=renewal_date',
+  'notice_within_days=60&auto_renewal=true&sort=notice_deadline',
+  'notice_before=2026-11-22&renews_after=2026-11-21&sort=-notice_deadline',
   'expiring_within_days=90&sort=-contract_value',
   'q=no-such-word-anywhere',
   'q=%23123457',
@@ -39,7 +42,7 @@ const PAIR_SORTS = ['', 'sort=-renewal_date', 'sort=title'];
 
 /**
  * Every pair of two different single filters (the windows and updated_since with a status
- * that is not `completed` too, which no shown date matches), each with PAIR_SORTS: 81
+ * that is not `completed` too, which no shown date matches), each with PAIR_SORTS: 105
  * shapes that bound what two filters cost together.
  */
 export function filterPairShapes(): string[] {

@@ -17,6 +17,9 @@ export interface FilterParams {
   expires_after?: string;
   renews_before?: string;
   renews_after?: string;
+  notice_within_days?: number;
+  notice_before?: string;
+  notice_after?: string;
   auto_renewal?: boolean;
   q?: string;
   updated_since?: string;
@@ -36,6 +39,7 @@ function dateRange(today: string, withinDays: number | undefined, before: string
 export function toContractFilters(params: FilterParams, today: string = utcToday()): ContractFilters {
   const expiration = dateRange(today, params.expiring_within_days, params.expires_before, params.expires_after);
   const renewal = dateRange(today, params.renewing_within_days, params.renews_before, params.renews_after);
+  const notice = dateRange(today, params.notice_within_days, params.notice_before, params.notice_after);
   const filters: ContractFilters = {
     status: params.status,
     organizationId: params.organization_id,
@@ -43,9 +47,13 @@ export function toContractFilters(params: FilterParams, today: string = utcToday
     expirationTo: expiration.to,
     renewalFrom: renewal.from,
     renewalTo: renewal.to,
+    noticeFrom: notice.from,
+    noticeTo: notice.to,
     autoRenewal: params.auto_renewal,
     search: params.q,
     updatedSince: params.updated_since,
+    // The renewal decisions are computed on the same day as the windows.
+    today,
   };
   // Absent filters are left out, so that the statement's shape names only the present ones.
   return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as ContractFilters;

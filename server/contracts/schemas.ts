@@ -146,11 +146,15 @@ const filterDescriptions = {
   expiring_within_days:
     'Keep only contracts whose expiration date is between today and today + N days, both included (today in UTC).',
   renewing_within_days:
-    'Keep only contracts whose renewal date is between today and today + N days, both included (today in UTC).',
+    'Keep only contracts whose next renewal (`next_renewal_date`: an auto-renewing contract rolled forward by its term) is between today and today + N days, both included (today in UTC).',
+  notice_within_days:
+    'Keep only contracts whose notice deadline (`notice_deadline`: the last day notice stops the next renewal) is between today and today + N days, both included (today in UTC).',
   expires_before: 'Keep only contracts that expire before this date (the date itself excluded).',
   expires_after: 'Keep only contracts that expire after this date (the date itself excluded).',
-  renews_before: 'Keep only contracts that renew before this date (the date itself excluded).',
-  renews_after: 'Keep only contracts that renew after this date (the date itself excluded).',
+  renews_before: 'Keep only contracts whose next renewal is before this date (the date itself excluded).',
+  renews_after: 'Keep only contracts whose next renewal is after this date (the date itself excluded).',
+  notice_before: 'Keep only contracts whose notice deadline is before this date (the date itself excluded).',
+  notice_after: 'Keep only contracts whose notice deadline is after this date (the date itself excluded).',
   auto_renewal: 'Keep only contracts that renew automatically (true) or not (false); contracts where this is unknown match neither.',
   q: 'Case-insensitive text search in the title and in the parties (provider and client).',
   updated_since:
@@ -176,6 +180,9 @@ export const listContractsInput = querySchema({
   expires_after: dateParam('expires_after').meta({ description: filterDescriptions.expires_after }).optional(),
   renews_before: dateParam('renews_before').meta({ description: filterDescriptions.renews_before }).optional(),
   renews_after: dateParam('renews_after').meta({ description: filterDescriptions.renews_after }).optional(),
+  notice_within_days: optionalIntegerParam('notice_within_days', { min: 0, max: MAX_WITHIN_DAYS }, filterDescriptions.notice_within_days),
+  notice_before: dateParam('notice_before').meta({ description: filterDescriptions.notice_before }).optional(),
+  notice_after: dateParam('notice_after').meta({ description: filterDescriptions.notice_after }).optional(),
   auto_renewal: booleanParam('auto_renewal').meta({ description: filterDescriptions.auto_renewal }).optional(),
   q: searchParam('q').meta({ description: filterDescriptions.q + extractedNote }).optional(),
   updated_since: timestampParam('updated_since').meta({ description: filterDescriptions.updated_since }).optional(),
@@ -223,6 +230,11 @@ export const exportContractsBody = z
       expires_after: dateParam('expires_after').optional().meta({ description: filterDescriptions.expires_after }),
       renews_before: dateParam('renews_before').optional().meta({ description: filterDescriptions.renews_before }),
       renews_after: dateParam('renews_after').optional().meta({ description: filterDescriptions.renews_after }),
+      notice_within_days: bodyInteger('notice_within_days', { min: 0, max: MAX_WITHIN_DAYS })
+        .optional()
+        .meta({ description: filterDescriptions.notice_within_days }),
+      notice_before: dateParam('notice_before').optional().meta({ description: filterDescriptions.notice_before }),
+      notice_after: dateParam('notice_after').optional().meta({ description: filterDescriptions.notice_after }),
       auto_renewal: bodyBoolean('auto_renewal').optional().meta({ description: filterDescriptions.auto_renewal }),
       q: searchParam('q').optional().meta({ description: filterDescriptions.q }),
       updated_since: timestampParam('updated_since').optional().meta({ description: filterDescriptions.updated_since }),

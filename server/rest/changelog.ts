@@ -41,6 +41,22 @@ export interface ChangelogEntry {
 export const CHANGELOG: readonly ChangelogEntry[] = [
   {
     date: '2026-12-03',
+    anchor: 'notice-filters',
+    kind: 'added',
+    title: 'Notice deadline and next renewal: filters and sorts',
+    body:
+      'The list and the export take `notice_within_days` (0 to 3650: the notice deadline between today and today + N days, both included, today in UTC), `notice_before` and `notice_after` (a date, the day itself excluded), and sort by `next_renewal_date`, `-next_renewal_date`, `notice_deadline` and `-notice_deadline` (nulls last, like the other dates; ties by id). As every filter on extracted data, they match completed contracts only; cursors, `total` and ETags behave as for the other sorts. `sort=renewal_date` still orders by the extracted renewal date.',
+  },
+  {
+    date: '2026-12-03',
+    anchor: 'renewing-next-renewal',
+    kind: 'fixed',
+    title: 'renewing_within_days, renews_before and renews_after read the next renewal',
+    body:
+      'The renewal filters read `next_renewal_date`: an auto-renewing contract whose extracted `renewal_date` has passed is matched on the renewal it will actually have next (its renewal date rolled forward by whole terms), where it used to drop out of every upcoming window while it went on renewing. A contract that does not renew automatically, or states no term, is matched on its `renewal_date` as before.',
+  },
+  {
+    date: '2026-12-03',
     anchor: 'renewal-decisions',
     kind: 'added',
     title: 'Renewal decisions: notice period, renewal term, next renewal and notice deadline',

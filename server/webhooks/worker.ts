@@ -31,6 +31,7 @@ import { DestinationError, parseDestination, type DestinationPolicy, type Resolv
 import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
 import { queueUpcomingEvents } from './upcoming';
+import { rollRenewals } from '@/server/contracts/rolling';
 
 /**
  * The delivery worker: a plain transactional outbox in Postgres, no job library (pg-boss
@@ -78,6 +79,8 @@ const POLL_INTERVAL_MS = 2_000;
 const UPCOMING_INTERVAL_MS = 5 * 60_000;
 const PRUNE_INTERVAL_MS = 60 * 60_000;
 const RETENTION_INTERVAL_MS = 5 * 60_000;
+/** How often evergreen contracts whose next renewal passed are rolled forward (server/contracts/rolling.ts); the list is exact between runs. */
+const ROLL_INTERVAL_MS = 10 * 60_000;
 const HISTORY_DAYS = 30;
 const FAN_OUT_BATCH = 500;
 
@@ -98,6 +101,7 @@ export class WebhookWorker {
   private lastUpcoming = -Infinity;
   private lastPrune = -Infinity;
   private lastRetention = -Infinity;
+  private lastRoll = -Infinity;
   private running = false;
   private stopped = true;
   private wake: (() => void) | undefined;
@@ -149,6 +153,12 @@ export class WebhookWorker {
       this.lastPrune = now.getTime();
       await pruneWebhookHistory(this.db, new Date(now.getTime() - HISTORY_DAYS * 86_400_000), utcToday(now));
       await pruneMailOutbox(this.db, now);
+    }
+    if (now.getTime() - this.lastRoll >= ROLL_INTERVAL_MS) {
+      this.lastRoll = now.getTime();
+      await rollRenewals(this.db, utcToday(now), options.until).catch((error: unknown) =>
+        this.log('rolling renewals forward failed; retried at the next interval', { reason: error instanceof Error ? error.name : 'unknown' }),
+      );
     }
     // The security log, request log and usage counts (server/security-log/retention.ts).
     if (now.getTime() - this.lastRetention >= RETENTION_INTERVAL_MS) {

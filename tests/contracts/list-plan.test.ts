@@ -119,6 +119,34 @@ describe('how the total is counted', () => {
   });
 });
 
+describe('rows the job has not rolled forward yet', () => {
+  it.each<[string, ListRequest, boolean]>([
+    ['no filter, sort by created_at: none read apart', request([]), false],
+    ['sort by the extracted renewal date: none', request([], 'renewal_date'), false],
+    ['an expiration window: none', request(['expirationFrom', 'expirationTo'], 'expiration_date'), false],
+    ['a renewal window (the next renewal): every path\'s stale rows too', request(['renewalFrom', 'renewalTo']), true],
+    ['a notice window sorted by title: stale rows too', request(['noticeFrom'], 'title'), true],
+    ['sort by next renewal, no filter: stale rows too', request([], 'next_renewal_date'), true],
+    ['sort by notice deadline descending: stale rows too', request([], '-notice_deadline'), true],
+    ['status completed with a notice window: stale rows too', request(['status', 'noticeTo'], '-created_at', { status: 'completed' }), true],
+    ['a status other than completed sorted by next renewal: none (a stale row is completed)', request(['status'], 'next_renewal_date', { status: 'pending' }), false],
+  ])('%s', (_, req, stale) => {
+    const figures = figuresNeeded(req).choice ? { inRange: [0, 0, 0] } : {};
+    expect(planList(req, figures).page.stale).toBe(stale);
+  });
+
+  it('reads a notice window sorted by expiration date from the window, and says that stale rows are read apart', () => {
+    const req = request(['noticeFrom', 'noticeTo'], 'expiration_date');
+    expect(figuresNeeded(req)).toEqual({ choice: { kind: 'window', date: 'notice', bounds: ['noticeFrom', 'noticeTo'], few: WINDOW_FEW_MATCHES } });
+    const plan = planList(req, { inRange: [10, WINDOW_FEW_MATCHES, 0] });
+    expect(plan.page.reads).toEqual(['window', 'walk', 'window']);
+    expect(plan.total).toEqual({ source: 'date-counters' });
+    expect(describePlan(plan, ['personal', 'o1', 'o2'])).toContain(
+      'page, every path: also its evergreen contracts not rolled forward yet (the rolling index, dates by the rule), merged in order',
+    );
+  });
+});
+
 describe('the plan in words', () => {
   it('names every path\'s read, the figures behind it and the total', () => {
     const plan = planList(request(['updatedSince', 'search'], 'title', { searchCap: 1000, cursor: { nullKey: false } }), { inRange: [4, 1000, 0], searchRange: [10, 50_000, 0] });

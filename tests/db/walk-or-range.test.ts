@@ -1,3 +1,4 @@
+import { SORT_KEYS } from '@/db/queries/contracts/expressions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
@@ -112,9 +113,11 @@ describe('a range filter sorted by another key: each path walks or reads its ran
         const want = naiveOrder(rows, filters, sort.field, sort.descending);
         // Only updated_since (with any other filter) chooses (plan.ts); the date windows alone walk, checked all the
         // same; a window sorted by the other date chooses its own way first (tests/db/walk-or-window.test.ts).
-        const expiration = filters.expirationFrom !== undefined || filters.expirationTo !== undefined;
-        const renewal = filters.renewalFrom !== undefined || filters.renewalTo !== undefined;
-        const otherDate = (expiration && sort.field === 'renewal_date') || (renewal && sort.field === 'expiration_date');
+        const windows = [
+          ...(filters.expirationFrom !== undefined || filters.expirationTo !== undefined ? (['expiration'] as const) : []),
+          ...(filters.renewalFrom !== undefined || filters.renewalTo !== undefined ? (['renewal'] as const) : []),
+        ];
+        const otherDate = windows.some((date) => SORT_KEYS[sort.field].correlatedWindows.includes(date));
         const ranges = filters.updatedSince !== undefined && sort.field !== rangeField && !otherDate;
         expect(await choiceKind(handle.db, scope, filters, sort)).toBe(ranges ? 'range' : otherDate ? 'window' : undefined);
 

@@ -273,16 +273,21 @@ describe('the rules between the baseline and the changelog', () => {
     document.info.version = changelogVersion(changelog);
     return { document, changelog };
   };
+  // The versions around today's changelog (every entry but a fix raises the minor, a fix the patch).
+  const current = changelogVersion(CHANGELOG);
+  const [major, minor, patch] = current.split('.').map(Number) as [number, number, number];
+  const nextMinor = `${major}.${minor + 1}.0`;
+  const nextPatch = `${major}.${minor}.${patch + 1}`;
   const addParameter = (d: Json) => d.paths['/contracts'].get.parameters.push({ name: 'tag', in: 'query', schema: { type: 'string' } });
   const removeParameter = (d: Json) => (d.paths['/contracts'].get.parameters = d.paths['/contracts'].get.parameters.filter((p: Json) => p.name !== 'q'));
 
   it('fails an addition without a changelog entry, and passes it with one and the baseline written', () => {
     const without = changed(addParameter);
-    expect(checkBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('changed since openapi/v1-baseline.json (version 1.24.0) without a changelog entry')]);
+    expect(checkBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining(`changed since openapi/v1-baseline.json (version ${current}) without a changelog entry`)]);
     expect(updateBaseline({ ...without, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('the changelog has no new entry')]);
 
     const withEntry = changed(addParameter, [entry('added')]);
-    expect(checkBaseline({ ...withEntry, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.24.0, and the changelog is at 1.25.0')]);
+    expect(checkBaseline({ ...withEntry, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining(`was made at version ${current}, and the changelog is at ${nextMinor}`)]);
     const written = updateBaseline({ ...withEntry, baseline, deprecations: [] });
     expect(written.problems).toEqual([]);
     expect(checkBaseline({ ...withEntry, baseline: written.file, deprecations: [] }).problems).toEqual([]);
@@ -290,8 +295,8 @@ describe('the rules between the baseline and the changelog', () => {
 
   it('fails an entry whose baseline was not written, even with no change to the document', () => {
     const fix = changed(() => undefined, [entry('fixed')]);
-    expect(fix.document.info.version).toBe('1.24.1');
-    expect(checkBaseline({ ...fix, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining('was made at version 1.24.0, and the changelog is at 1.24.1')]);
+    expect(fix.document.info.version).toBe(nextPatch);
+    expect(checkBaseline({ ...fix, baseline, deprecations: [] }).problems).toEqual([expect.stringContaining(`was made at version ${current}, and the changelog is at ${nextPatch}`)]);
   });
 
   it('names the breaking change, and writes it into the baseline only with a removed or changed entry', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { createResponseValidator } from '../helpers/openapi-validator';
 import { type Answer, apiRequest, BASE, CLIENT_ADDRESS, type ErrorJson, PROXY_CLIENT_ADDRESS, send, V1 } from '../helpers/api';
+import { renewalDecision } from '@/lib/renewal-dates';
 import { createDemoWorld, type DemoUser, type DemoWorld, type ModelContract } from './support/world';
 import { configureForFile } from '../helpers/config';
 
@@ -432,7 +433,7 @@ function expectation(g: Generated): { status: number; rows?: string[] } {
   const rows = world
     .visible(userId)
     .filter((c) => matchesFilters(c, filters, today))
-    .sort(sortOrder(filters.sort ?? '-created_at'))
+    .sort(sortOrder(filters.sort ?? '-created_at', today))
     .map((c) => c.id);
   return { status: 200, rows };
 }
@@ -456,11 +457,16 @@ function feedExpectation(token: string): { status: number; rows?: string[] } {
 
 const plusDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
+/** The renewal decision as the document states it (the rule itself is held by tests/contracts/renewal-dates.test.ts). */
+const decisionOf = (c: ModelContract, today: string) => renewalDecision(c, today);
+
 function matchesFilters(c: ModelContract, f: Record<string, string>, today: string): boolean {
   // Extracted data exists only once completed.
   const done = c.status === 'completed';
   const expiration = done ? c.expirationDate : null;
-  const renewal = done ? c.renewalDate : null;
+  // The renewal filters read the next renewal, the notice filters the notice deadline.
+  const renewal = done ? decisionOf(c, today).nextRenewalDate : null;
+  const notice = done ? decisionOf(c, today).noticeDeadline : null;
   const within = (date: string | null, days: string | undefined) =>
     days === undefined || (date !== null && date >= today && date <= plusDays(today, Number(days)));
   const before = (date: string | null, bound: string | undefined) => bound === undefined || (date !== null && date < bound);
@@ -475,6 +481,9 @@ function matchesFilters(c: ModelContract, f: Record<string, string>, today: stri
     after(expiration, f.expires_after) &&
     before(renewal, f.renews_before) &&
     after(renewal, f.renews_after) &&
+    within(notice, f.notice_within_days) &&
+    before(notice, f.notice_before) &&
+    after(notice, f.notice_after) &&
     (f.auto_renewal === undefined || (done && c.autoRenewal === (f.auto_renewal === 'true'))) &&
     (q === undefined || [c.title, done ? c.provider : null, done ? c.client : null].some((t) => t !== null && t.toLowerCase().includes(q))) &&
     (f.updated_since === undefined || c.updatedAt.getTime() >= Date.parse(f.updated_since))
@@ -482,7 +491,7 @@ function matchesFilters(c: ModelContract, f: Record<string, string>, today: stri
 }
 
 /** A field, or -field; nulls last either way; ties by id in the same direction. */
-function sortOrder(sort: string): (a: ModelContract, b: ModelContract) => number {
+function sortOrder(sort: string, today: string): (a: ModelContract, b: ModelContract) => number {
   const descending = sort.startsWith('-');
   const field = descending ? sort.slice(1) : sort;
   const keyOf = (c: ModelContract): string | number | null => {
@@ -492,6 +501,8 @@ function sortOrder(sort: string): (a: ModelContract, b: ModelContract) => number
       case 'updated_at': return c.updatedAt.getTime();
       case 'expiration_date': return done ? c.expirationDate : null;
       case 'renewal_date': return done ? c.renewalDate : null;
+      case 'next_renewal_date': return done ? decisionOf(c, today).nextRenewalDate : null;
+      case 'notice_deadline': return done ? decisionOf(c, today).noticeDeadline : null;
       case 'contract_value': return done ? c.contractValue : null;
       case 'title': return c.title.toLowerCase();
       default: throw new Error(`sort ${sort} is not documented`);

@@ -2,8 +2,9 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
 import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import { accessPaths, accessPathValues, accessShapeName, counterPaths, countPaths, countPathValues, type AccessShape, type CallerScope } from '../access';
-import { DEFAULT_ORDER, isCompleted, orderTerms, SORT_KEYS } from './expressions';
-import { filterClauses, FILTERS, filterShapeName, isCommonFilterShape, searchOffIndex, windowBounds, type ContractFilters, type FilterShape } from './filters';
+import { DEFAULT_ORDER, isCompleted, isFresh, isStale, orderTerms, SORT_KEYS, type DateWindow } from './expressions';
+import { COUNTER_KIND } from './figures';
+import { filterClauses, FILTERS, filterShapeName, isCommonFilterShape, searchOffIndex, staleFilterClauses, windowBounds, type ContractFilters, type FilterShape } from './filters';
 import type { Figures, ListPlan, SearchRange } from './plan';
 import { planContractList, planWithFigures, type CountOptions, type PlannedList } from './planning';
 
@@ -54,18 +55,29 @@ function countersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
     .where(and(counterPaths(t, shape), ...statusClauses(t, filter)));
 }
 
-function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+/**
+ * A window's per-day counters. A rolling date's counters hold the stored dates, right for
+ * every row but a stale one (expressions.ts, isStale): the path's stale rows in the window
+ * by their stored date are taken off, and those in it by the rule added (the rolling
+ * index's range before today, a day's renewals when the job runs).
+ */
+function dateCountersQuery(db: Database, shape: AccessShape, filter: FilterShape, stale: boolean) {
   const t = contractDateCounts;
-  const expiration = windowBounds(filter.names, 'expiration');
-  const kind = expiration.length > 0 ? 'e' : 'r';
-  const clauses: SQL[] = [counterPaths(t, shape), sql`${t.kind} = ${sql.raw(`'${kind}'`)}`];
-  for (const bound of expiration.length > 0 ? expiration : windowBounds(filter.names, 'renewal')) {
+  const date = (['expiration', 'renewal', 'notice'] as DateWindow[]).find((d) => windowBounds(filter.names, d).length > 0)!;
+  const clauses: SQL[] = [counterPaths(t, shape), sql`${t.kind} = ${sql.raw(`'${COUNTER_KIND[date]}'`)}`];
+  for (const bound of windowBounds(filter.names, date)) {
     clauses.push(sql`${t.day} ${sql.raw(FILTERS[bound].window!.bound === 'from' ? '>=' : '<=')} ${sql.placeholder(bound)}::date`);
   }
   // Only completed contracts have a date the API shows: another status matches none.
   if (filter.names.includes('status')) clauses.push(isCompleted(sql`${sql.placeholder('status')}::contract_status`));
   if (filter.names.includes('autoRenewal')) clauses.push(sql`${t.autoRenewal} = ${autoRenewalKey}`);
-  return db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+  const counters = db.select({ n: sql<number>`coalesce(sum(${t.n}), 0)::bigint`.as('n') }).from(t).where(and(...clauses));
+  if (!stale || !FILTERS[windowBounds(filter.names, date)[0]!].rolled) return counters;
+  const corrections = countPaths(shape).flatMap((path) => [
+    db.select({ n: sql<number>`-count(*)::bigint`.as('n') }).from(contracts).where(and(path, isStale, ...filterClauses(filter))),
+    db.select({ n: sql<number>`count(*)::bigint`.as('n') }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))),
+  ]);
+  return corrections.reduce<ReturnType<typeof counters.unionAll>>((q, b) => q.unionAll(b), counters as never);
 }
 
 /**
@@ -93,17 +105,27 @@ function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterSh
   return partialDay.reduce<ReturnType<typeof laterDays.unionAll>>((q, b) => q.unionAll(b), laterDays as never);
 }
 
-function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape) {
+/** Each count path's matching rows; with a rolling filter, its fresh rows and then its stale rows (expressions.ts, isStale), each by its own clauses. */
+function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, stale: boolean) {
   const count = sql<number>`count(*)::bigint`.as('n');
-  const selects = countPaths(shape).map((path) => db.select({ n: count }).from(contracts).where(and(path, ...filterClauses(filter))));
+  const selects = countPaths(shape).flatMap((path) =>
+    stale
+      ? [
+          db.select({ n: count }).from(contracts).where(and(path, isFresh, ...filterClauses(filter))),
+          db.select({ n: count }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))),
+        ]
+      : [db.select({ n: count }).from(contracts).where(and(path, ...filterClauses(filter)))],
+  );
   const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
   return rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
 }
 
+const WINDOW_SORT = { expiration: 'expiration_date', renewal: 'next_renewal_date', notice: 'notice_deadline' } as const satisfies Record<DateWindow, keyof typeof SORT_KEYS>;
+
 /** The order a capped count reads a path's search range in (plan.ts, SearchRange). */
 function rangeOrder(range: SearchRange): SQL[] {
   if (range.kind === 'window') {
-    const date = range.date === 'renewal' ? SORT_KEYS.renewal_date.expression : SORT_KEYS.expiration_date.expression;
+    const date = SORT_KEYS[WINDOW_SORT[range.date]].expression;
     return [sql`${date} ASC NULLS LAST`, sql`${contracts.id} ASC`];
   }
   return range.kind === 'updated' ? [sql`${contracts.updatedAt} DESC`, sql`${contracts.id} DESC`] : listOrder;
@@ -119,18 +141,21 @@ function rangeOrder(range: SearchRange): SQL[] {
  * common word is found soon and a rare one through the trigram index (with a status other
  * than completed, q is tested on the entries of that status's index: filters.ts).
  */
-function cappedRowsQuery(db: Database, shape: AccessShape, filter: FilterShape, total: Extract<ListPlan['total'], { source: 'rows-capped' }>) {
+function cappedRowsQuery(db: Database, shape: AccessShape, filter: FilterShape, total: Extract<ListPlan['total'], { source: 'rows-capped' }>, stale: boolean) {
   const count = sql<number>`count(*)::bigint`.as('n');
   const capPlusOne = sql.placeholder('capPlusOne');
+  const fresh = stale ? isFresh : undefined;
   const selects = accessPaths(shape).map((path, i) => {
     const inRange = total.reads[i] === 'range';
     return db
       .select({ one: sql<number>`1`.as('one') })
       .from(contracts)
-      .where(and(path, ...(inRange ? searchOffIndex(filter) : filterClauses(filter))))
+      .where(and(path, ...(inRange ? searchOffIndex(filter) : filterClauses(filter)), fresh))
       .orderBy(...(inRange ? rangeOrder(total.range) : listOrder))
       .limit(capPlusOne);
   });
+  // With a rolling filter, each path's stale rows too (few: the word tested on each).
+  if (stale) selects.push(...accessPaths(shape).map((path) => db.select({ one: sql<number>`1`.as('one') }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))).limit(capPlusOne)));
   const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
   const matches = rest
     .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)
@@ -145,18 +170,20 @@ export function countStatement(list: PlannedList): Statement<{ n: number | strin
   const total = plan.total;
   if (total.source === 'figures') return undefined;
   const capped = total.source === 'rows-capped';
+  // A rolling filter's stale rows are counted apart (a rolling sort changes no total).
+  const stale = plan.page.stale && filter.rolled;
   const build = (db: Database) => {
-    if (total.source === 'rows-capped') return cappedRowsQuery(db, shape, filter, total);
+    if (total.source === 'rows-capped') return cappedRowsQuery(db, shape, filter, total, stale);
     if (total.source === 'counters') return countersQuery(db, shape, filter);
-    if (total.source === 'date-counters') return dateCountersQuery(db, shape, filter);
+    if (total.source === 'date-counters') return dateCountersQuery(db, shape, filter, stale);
     if (total.source === 'updated-counters') return updatedCountersQuery(db, shape, filter);
-    return rowsQuery(db, shape, filter);
+    return rowsQuery(db, shape, filter, stale);
   };
   const values: Record<string, unknown> = { ...(capped ? accessPathValues(scope, shape) : countPathValues(scope, shape)), ...filter.values };
   if (total.source === 'rows-capped') values.capPlusOne = total.cap + 1;
   const reads = total.source === 'rows-capped' ? [total.reads.every((r) => r === total.reads[0]) ? total.reads[0]! : total.reads.join(',')] : [];
   return {
-    name: ['contracts.count', total.source, capped ? accessShapeName(shape) : shape.personal ? 'personal+orgs' : 'orgs', filterShapeName(filter), ...reads].join(' '),
+    name: ['contracts.count', total.source, capped ? accessShapeName(shape) : shape.personal ? 'personal+orgs' : 'orgs', filterShapeName(filter), ...reads, ...(stale ? ['stale'] : [])].join(' '),
     build: build as unknown as Statement<{ n: number }[]>['build'],
     values,
     prepareOnServer: isCommonFilterShape(filter),

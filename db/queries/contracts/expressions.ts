@@ -24,6 +24,29 @@ const whenCompleted = (column: SQL | typeof contracts.expirationDate) => sql`(CA
 
 export const visibleExpirationDate = whenCompleted(sql`${contracts.expirationDate}`);
 export const visibleRenewalDate = whenCompleted(sql`${contracts.renewalDate}`);
+
+/**
+ * The renewal decision (lib/renewal-dates.ts) moves with the day: the stored
+ * next_renewal_date and notice_deadline (migration 0019) are right as of the day the row
+ * was written or the scheduled job last rolled it (server/contracts/rolling.ts), and stay
+ * right until that next renewal passes. A completed evergreen contract (auto-renewing,
+ * with a term) whose stored next renewal is before today is *stale*: the list reads it in a
+ * branch of its own, through the rule in SQL (contract_next_renewal, contract_notice_deadline),
+ * so that no answer depends on when the job last ran. Stale rows are few (a day's
+ * renewals when the job runs) and found by the rolling indexes (db/schema.ts), whose
+ * predicate is this one's. "Today" is the statement's `today` (UTC), as for the windows.
+ */
+export const today = sql`${sql.placeholder('today')}::date`;
+export const staleOn = (day: SQL) => sql`(${isCompleted(contracts.status)} AND ${contracts.autoRenewal} AND ${contracts.renewalTerm} IS NOT NULL AND ${contracts.nextRenewalDate} < ${day})`;
+export const isStale = staleOn(today);
+/** Every row but a stale one (a null comparison is not stale: no renewal date, nothing to roll). */
+export const isFresh = sql`NOT coalesce(${isStale}, false)`;
+
+export const visibleNextRenewalDate = whenCompleted(sql`${contracts.nextRenewalDate}`);
+export const visibleNoticeDeadline = whenCompleted(sql`${contracts.noticeDeadline}`);
+/** A stale row's dates by the rule, as of today (only ever read for a stale, so completed, row). */
+export const computedNextRenewalDate = sql`contract_next_renewal(${contracts.renewalDate}, ${contracts.autoRenewal}, ${contracts.renewalTerm}, ${today})`;
+export const computedNoticeDeadline = sql`contract_notice_deadline(${computedNextRenewalDate}, ${contracts.autoRenewal}, ${contracts.noticePeriod})`;
 export const visibleContractValue = whenCompleted(sql`${contracts.contractValue}`);
 
 /** A LIKE pattern that matches `text` literally anywhere: %, _ and \ are escaped. */
@@ -46,16 +69,29 @@ export interface SortKey {
    * dates late, so the list plan reads such a window as a range instead (plan.ts).
    */
   correlatedWindows: readonly DateWindow[];
+  /** A date that rolls forward: a stale row's value by the rule (isStale), where `expression` is the stored one. */
+  rolled?: SQL;
 }
 
-/** The date columns a list can filter by a window (from, to), as filters.ts names their bounds. */
-export type DateWindow = 'expiration' | 'renewal';
+/** The dates a list can filter by a window (from, to), as filters.ts names their bounds: 'renewal' is the next renewal. */
+export type DateWindow = 'expiration' | 'renewal' | 'notice';
 
 export const SORT_KEYS: Record<SortField, SortKey> = {
   created_at: { expression: sql`${contracts.createdAt}`, nullable: false, type: 'timestamptz', extracted: false, correlatedWindows: [] },
   updated_at: { expression: sql`${contracts.updatedAt}`, nullable: false, type: 'timestamptz', extracted: false, correlatedWindows: [] },
-  expiration_date: { expression: visibleExpirationDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['renewal'] },
-  renewal_date: { expression: visibleRenewalDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['expiration'] },
+  expiration_date: { expression: visibleExpirationDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['renewal', 'notice'] },
+  // The extracted renewal date: an evergreen contract's next renewal (the 'renewal' window)
+  // can lie years after it, so that window's rows are spread through this order too.
+  renewal_date: { expression: visibleRenewalDate, nullable: true, type: 'date', extracted: true, correlatedWindows: ['expiration', 'renewal', 'notice'] },
+  next_renewal_date: {
+    expression: visibleNextRenewalDate,
+    rolled: computedNextRenewalDate,
+    nullable: true,
+    type: 'date',
+    extracted: true,
+    correlatedWindows: ['expiration', 'notice'],
+  },
+  notice_deadline: { expression: visibleNoticeDeadline, rolled: computedNoticeDeadline, nullable: true, type: 'date', extracted: true, correlatedWindows: ['expiration', 'renewal'] },
   contract_value: { expression: visibleContractValue, nullable: true, type: 'numeric', extracted: true, correlatedWindows: [] },
   // Case-insensitive, in the database's collation.
   title: { expression: sql`lower(${contracts.title})`, nullable: false, type: 'text', extracted: false, correlatedWindows: [] },
@@ -67,6 +103,12 @@ export interface Sort {
 }
 
 export const DEFAULT_ORDER: Sort = { field: 'created_at', descending: true };
+
+/** The sort's key of any row: the stored value, or a stale row's by the rule (a rolled date). */
+export function exactKey(field: SortField): SQL {
+  const key = SORT_KEYS[field];
+  return key.rolled ? sql`(CASE WHEN ${isStale} THEN ${key.rolled} ELSE ${key.expression} END)` : key.expression;
+}
 
 /**
  * ORDER BY terms for a sort, over `key` (the expression in a branch, or the output

@@ -2,19 +2,25 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
 import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import { accessPaths, accessPathValues, accessShapeName, counterPathKeys, type AccessShape, type CallerScope } from '../access';
+import type { DateWindow } from './expressions';
 import { filterClauses, filterShapeName, FILTERS, type FilterName, type FilterShape } from './filters';
 import type { Choice, FigureNeeds, Figures, SearchRange } from './plan';
+
+/** The per-day counters' kind of each date (contract_date_counts; the stored dates of a rolling one). */
+export const COUNTER_KIND: Record<DateWindow, 'e' | 'r' | 'n'> = { expiration: 'e', renewal: 'r', notice: 'n' };
 
 /**
  * The caller's figures a list plan needs (plan.ts, figuresNeeded), all in one statement of
  * scalar subqueries, one per access path and figure: counter sums (a dozen rows a path
- * whatever it holds) or a count capped at the choice's threshold (index-only).
+ * whatever it holds) or a count capped at the choice's threshold (index-only). A rolling
+ * date's counters hold the stored dates: a figure can be off by the rows the job has not
+ * rolled yet, which only chooses how a path is read, never what it answers.
  */
 
 /** Each path's rows in a date window, summed from the per-day counters (contract_date_counts). */
-function windowCounters(shape: AccessShape, date: 'expiration' | 'renewal', bounds: readonly FilterName[]): SQL[] {
+function windowCounters(shape: AccessShape, date: DateWindow, bounds: readonly FilterName[]): SQL[] {
   const t = contractDateCounts;
-  const kind = sql.raw(`'${date === 'expiration' ? 'e' : 'r'}'`);
+  const kind = sql.raw(`'${COUNTER_KIND[date]}'`);
   const dayBounds = bounds.map((name) => sql`${t.day} ${sql.raw(FILTERS[name].window!.bound === 'from' ? '>=' : '<=')} ${sql.placeholder(name)}::date`);
   return counterPathKeys(shape).map(
     ({ personal, id }) =>

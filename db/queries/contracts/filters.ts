@@ -1,7 +1,18 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { showsExtractedData, type ContractStatus } from '@/lib/contracts';
 import { contracts } from '../../schema';
-import { containsPattern, isCompleted, isNotCompleted, visibleExpirationDate, visibleRenewalDate, type DateWindow } from './expressions';
+import {
+  computedNextRenewalDate,
+  computedNoticeDeadline,
+  containsPattern,
+  isCompleted,
+  isNotCompleted,
+  visibleExpirationDate,
+  visibleNextRenewalDate,
+  visibleNoticeDeadline,
+  visibleRenewalDate,
+  type DateWindow,
+} from './expressions';
 
 /** What a list, a count or an export keeps, on top of the caller's access. */
 export interface ContractFilters {
@@ -11,9 +22,12 @@ export interface ContractFilters {
   /** Inclusive bounds (YYYY-MM-DD) on the expiration date the API shows. */
   expirationFrom?: string;
   expirationTo?: string;
-  /** Inclusive bounds (YYYY-MM-DD) on the renewal date the API shows. */
+  /** Inclusive bounds (YYYY-MM-DD) on the next renewal the API shows (next_renewal_date: an evergreen contract rolled forward). */
   renewalFrom?: string;
   renewalTo?: string;
+  /** Inclusive bounds (YYYY-MM-DD) on the notice deadline the API shows. */
+  noticeFrom?: string;
+  noticeTo?: string;
   autoRenewal?: boolean;
   /** Text searched in the title and the parties, case-insensitively. */
   search?: string;
@@ -21,6 +35,12 @@ export interface ContractFilters {
   updatedSince?: string;
   /** Expires or renews on or after this date (the calendar feed's window; not an API parameter). */
   datesFrom?: string;
+  /**
+   * The UTC date the renewal decisions are computed on (the windows' "today"): a list that
+   * filters or sorts by a rolling date reads the rows the job has not rolled yet as of it
+   * (expressions.ts, isStale). Default: the clock's UTC date.
+   */
+  today?: string;
 }
 
 /**
@@ -29,7 +49,7 @@ export interface ContractFilters {
  * has, because its SQL text (and so its prepared plan) depends on which are present,
  * never on their values.
  */
-export type FilterName = Exclude<keyof ContractFilters, 'organizationId'>;
+export type FilterName = Exclude<keyof ContractFilters, 'organizationId' | 'today'>;
 
 /** What the list's plan (plan.ts) knows of a filter: it never reads the clause. */
 export interface FilterTraits {
@@ -43,23 +63,36 @@ export interface FilterTraits {
   updatedRange: boolean;
   /** A substring search (q): no counter holds it; the capped count and the trigram index do. */
   text: boolean;
+  /** On a date that rolls forward: `clause` reads the stored date, true of every row but a stale one (expressions.ts, isStale). */
+  rolled: boolean;
 }
 
 interface FilterEntry<F extends FilterName> extends FilterTraits {
   clause: SQL;
+  /** The same test on a stale row, by the rule (rolled filters; the others test a stale row with `clause`). */
+  staleClause?: SQL;
   value: (v: NonNullable<ContractFilters[F]>) => unknown;
 }
 
-const plain = { extracted: false, counted: false, updatedRange: false, text: false } as const;
+const plain = { extracted: false, counted: false, updatedRange: false, text: false, rolled: false } as const;
 const windowBound = (date: DateWindow, bound: 'from' | 'to') => ({ ...plain, extracted: true, window: { date, bound } });
+
+/** A bound of a rolling date's window: the stored date's clause, and the rule's for a stale row. */
+function rollingBound<F extends FilterName>(date: DateWindow, bound: 'from' | 'to', stored: SQL, computed: SQL, name: F): FilterEntry<F> {
+  const op = sql.raw(bound === 'from' ? '>=' : '<=');
+  const value = sql`${sql.placeholder(name)}::date`;
+  return { ...windowBound(date, bound), rolled: true, clause: sql`${stored} ${op} ${value}`, staleClause: sql`${computed} ${op} ${value}`, value: (v) => v };
+}
 
 /** Every filter of the list, once: its SQL and what the plan knows of it. Adding one is an entry here (docs/architecture.md, "Adding a filter or a sort"). */
 export const FILTERS: { [F in FilterName]: FilterEntry<F> } = {
   status: { ...plain, counted: true, clause: eq(contracts.status, sql.placeholder('status')), value: (v) => v },
   expirationFrom: { ...windowBound('expiration', 'from'), clause: sql`${visibleExpirationDate} >= ${sql.placeholder('expirationFrom')}::date`, value: (v) => v },
   expirationTo: { ...windowBound('expiration', 'to'), clause: sql`${visibleExpirationDate} <= ${sql.placeholder('expirationTo')}::date`, value: (v) => v },
-  renewalFrom: { ...windowBound('renewal', 'from'), clause: sql`${visibleRenewalDate} >= ${sql.placeholder('renewalFrom')}::date`, value: (v) => v },
-  renewalTo: { ...windowBound('renewal', 'to'), clause: sql`${visibleRenewalDate} <= ${sql.placeholder('renewalTo')}::date`, value: (v) => v },
+  renewalFrom: rollingBound('renewal', 'from', visibleNextRenewalDate, computedNextRenewalDate, 'renewalFrom'),
+  renewalTo: rollingBound('renewal', 'to', visibleNextRenewalDate, computedNextRenewalDate, 'renewalTo'),
+  noticeFrom: rollingBound('notice', 'from', visibleNoticeDeadline, computedNoticeDeadline, 'noticeFrom'),
+  noticeTo: rollingBound('notice', 'to', visibleNoticeDeadline, computedNoticeDeadline, 'noticeTo'),
   autoRenewal: {
     ...plain,
     extracted: true,
@@ -103,6 +136,11 @@ export interface FilterShape {
   names: FilterName[];
   /** Each present filter's clause. */
   clauseOf: Partial<Record<FilterName, SQL>>;
+  /** Each present filter's clause for a stale row (expressions.ts, isStale). */
+  staleClauseOf: Partial<Record<FilterName, SQL>>;
+  /** A filter on a rolling date is present: the list reads each path's stale rows too. */
+  rolled: boolean;
+  /** The filters' values, and `today` (every statement may read it). */
   values: Record<string, unknown>;
   /** q with a status other than completed: the status's clause says so (notCompletedStatus). */
   notCompleted: boolean;
@@ -120,7 +158,7 @@ const notCompletedStatus = sql`(${contracts.status} = ${sql.placeholder('status'
 
 export function filterShape(filters: ContractFilters): FilterShape {
   const names = FILTER_NAMES.filter((name) => filters[name] !== undefined);
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = { today: filters.today ?? new Date().toISOString().slice(0, 10) };
   for (const name of names) values[name] = (FILTERS[name].value as (v: unknown) => unknown)(filters[name]);
   const notCompleted = filters.search !== undefined && filters.status !== undefined && !showsExtractedData(filters.status);
   const clauseOf: Partial<Record<FilterName, SQL>> = {};
@@ -129,7 +167,15 @@ export function filterShape(filters: ContractFilters): FilterShape {
     else if (name === 'status') clauseOf[name] = notCompletedStatus;
     else clauseOf[name] = name === 'search' ? offIndex(FILTERS.search.clause) : FILTERS[name].clause;
   }
-  return { names, clauseOf, values, notCompleted };
+  const staleClauseOf: Partial<Record<FilterName, SQL>> = {};
+  // A stale row is completed: the not-completed forms never apply to it.
+  for (const name of names) staleClauseOf[name] = name === 'search' ? offIndex(FILTERS.search.clause) : (FILTERS[name].staleClause ?? FILTERS[name].clause);
+  return { names, clauseOf, staleClauseOf, rolled: names.some((name) => FILTERS[name].rolled), values, notCompleted };
+}
+
+/** The clauses of a stale row (expressions.ts, isStale), q's off the trigram index (a stale range is small). */
+export function staleFilterClauses(shape: FilterShape): SQL[] {
+  return shape.names.map((name) => shape.staleClauseOf[name]!);
 }
 
 /** The clauses of `names` (default: every filter present), in the shape's order. */

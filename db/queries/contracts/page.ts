@@ -3,8 +3,8 @@ import { runStatement, type Database, type Statement } from '../../client';
 import { contracts } from '../../schema';
 import { accessPaths, accessPathValues, accessShapeName } from '../access';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
-import { DEFAULT_ORDER, orderTerms, SORT_KEYS, type Sort } from './expressions';
-import { filterClauses, filterShapeName, isCommonFilterShape, searchOffIndex, type ContractFilters } from './filters';
+import { DEFAULT_ORDER, exactKey, isFresh, isStale, orderTerms, SORT_KEYS, type Sort } from './expressions';
+import { filterClauses, filterShapeName, isCommonFilterShape, searchOffIndex, staleFilterClauses, type ContractFilters } from './filters';
 import { FEW_MATCHES, type Figures, type PathRead } from './plan';
 import { planContractList, planWithFigures, type PageRequest, type PlannedList } from './planning';
 
@@ -27,19 +27,18 @@ type Range = 'all' | 'after-key' | 'after-null-key' | 'null-keys';
  * and the same key with a later id (`after-key`), the nulls with a later id after a null key,
  * or every null (after a non-null key, once the keys have run out: plan.ts).
  */
-function rangeClause(sort: Sort, range: Range): SQL | undefined {
+function rangeClause(sort: Sort, range: Range, expression: SQL = SORT_KEYS[sort.field].expression): SQL | undefined {
   const key = SORT_KEYS[sort.field];
   const op = sql.raw(sort.descending ? '<' : '>');
   const afterId = sql`${sql.placeholder('afterId')}::uuid`;
-  if (range === 'after-null-key') return sql`(${key.expression} IS NULL AND ${contracts.id} ${op} ${afterId})`;
-  if (range === 'null-keys') return sql`${key.expression} IS NULL`;
-  if (range === 'after-key') return sql`(${key.expression}, ${contracts.id}) ${op} (${sql`${sql.placeholder('afterKey')}::${sql.raw(key.type)}`}, ${afterId})`;
+  if (range === 'after-null-key') return sql`(${expression} IS NULL AND ${contracts.id} ${op} ${afterId})`;
+  if (range === 'null-keys') return sql`${expression} IS NULL`;
+  if (range === 'after-key') return sql`(${expression}, ${contracts.id}) ${op} (${sql`${sql.placeholder('afterKey')}::${sql.raw(key.type)}`}, ${afterId})`;
   return undefined;
 }
 
 /** Selected with every page: the sort key, typed (to merge the branches) and as text (for a cursor). */
-function sortColumns(sort: Sort) {
-  const key = SORT_KEYS[sort.field].expression;
+function sortColumns(key: SQL) {
   return { sortKey: sql<unknown>`${key}`.as('sort_key'), sortKeyText: sql<string | null>`(${key})::text`.as('sort_key_text') };
 }
 
@@ -52,7 +51,7 @@ interface Cut {
 
 function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: PageRequest, columns: ContractColumns, range: Range, cut: Cut): Statement<PageRow<T>[]> {
   const { plan, scope, shape, filter } = list;
-  const { reads, deferred, nullKeys } = plan.page;
+  const { reads, deferred, nullKeys, stale } = plan.page;
   const sort = page.sort ?? DEFAULT_ORDER;
   const offset = page.offset ?? 0;
   const key = SORT_KEYS[sort.field].expression;
@@ -74,15 +73,18 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     ...(range !== 'all' ? [range] : []),
     ...(deferred ? ['deferred'] : []),
     ...(nullKeys ? ['null-keys'] : []),
+    ...(stale ? ['stale'] : []),
   ].join(' ');
   const build = (db: Database) => {
     const paths = accessPaths(shape);
     const limit = sql.placeholder('limit');
     const branchLimit = sql.placeholder('branchLimit');
     const offsetValue = hasOffset ? sql.placeholder('offset') : 0;
-    const selection = { ...columns, ...sortColumns(sort) };
+    const selection = { ...columns, ...sortColumns(key) };
     const after = rangeClause(sort, range);
     const nullKey = nullKeys ? sql`${key} IS NULL` : undefined;
+    // With stale rows read apart, every other read keeps to the rows whose stored dates are right.
+    const fresh = stale ? isFresh : undefined;
     // A deferred page: the branches yield ids and sort keys only, and the page's rows are
     // read by id once the paths are merged and cut to the page: one heap read per row of
     // the page rather than one per row of every branch.
@@ -91,7 +93,7 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     const byColumn = (keyColumn: string, idColumn: SQL) => orderTerms(sort, sql`${sql.identifier(keyColumn)}`, idColumn);
 
     // walk: the sort's index of the path, in order, every filter tested on each row.
-    const walk = (where: SQL) => db.select(branchSelection).from(contracts).where(and(where, ...filterClauses(filter), nullKey, after)).orderBy(...byKey).limit(branchLimit);
+    const walk = (where: SQL) => db.select(branchSelection).from(contracts).where(and(where, ...filterClauses(filter), nullKey, fresh, after)).orderBy(...byKey).limit(branchLimit);
 
     // range: the path's rows updated since (at most FEW_MATCHES: the figures say so), then
     // sorted. The subquery's LIMIT cuts nothing, but keeps Postgres from planning it as a
@@ -102,7 +104,7 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
       const inRange = db
         .select(selection)
         .from(contracts)
-        .where(and(where, ...searchOffIndex(filter), nullKey, after))
+        .where(and(where, ...searchOffIndex(filter), nullKey, fresh, after))
         .limit(FEW_MATCHES)
         .as('in_range');
       return db.select().from(inRange).orderBy(...byColumn('sort_key', sql`${sql.identifier('id')}`)).limit(branchLimit);
@@ -117,7 +119,7 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
       const few = plan.needs.choice!.few;
       const rowsOf =
         read === 'window'
-          ? and(where, ...searchOffIndex(filter), nullKey, after)
+          ? and(where, ...searchOffIndex(filter), nullKey, fresh, after)
           : and(sql`${contracts.id} = any(${sql.placeholder(`matches${i}`)}::uuid[])`, after);
       const keys = db
         .select({ id: contracts.id, key: sql`${key}`.as('window_key') })
@@ -133,11 +135,23 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
         .limit(branchLimit) as unknown as ReturnType<typeof walk>;
     };
 
+    // stale: the path's evergreen contracts not rolled forward yet (the rolling index's range
+    // before today: a day's renewals when the job runs), every filter and the key by the rule.
+    const staleKey = SORT_KEYS[sort.field].rolled ?? key;
+    const staleRows = (where: SQL) =>
+      db
+        .select((deferred ? { id: contracts.id, sortKey: sql<unknown>`${staleKey}`.as('sort_key') } : { ...columns, ...sortColumns(staleKey) }) as typeof selection)
+        .from(contracts)
+        .where(and(where, isStale, ...staleFilterClauses(filter), rangeClause(sort, range, staleKey)))
+        .orderBy(...orderTerms(sort, staleKey, sql`${contracts.id}`))
+        .limit(branchLimit);
+
     const branches = paths.map((where, i) => {
       const read = reads[i]!;
       if (read === 'walk') return walk(where);
       return read === 'range' ? (readRange(where) as unknown as ReturnType<typeof walk>) : readKeys(where, read, i);
     });
+    if (stale) branches.push(...paths.map(staleRows));
     if (branches.length === 1 && reads[0] === 'walk' && !deferred) {
       return db.select(selection).from(contracts).where(and(paths[0], ...filterClauses(filter), nullKey, after)).orderBy(...byKey).limit(limit).offset(offsetValue);
     }
@@ -146,7 +160,13 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     const pageOf = union.orderBy(...byColumn('sort_key', sql`${sql.identifier('id')}`)).limit(limit).offset(offsetValue);
     if (!deferred) return pageOf;
     const pageIds = db.select({ id: sql`${sql.identifier('page_keys')}.${sql.identifier('id')}` }).from(pageOf.as('page_keys'));
-    return db.select(selection).from(contracts).where(sql`${contracts.id} IN (${pageIds})`).orderBy(...byKey);
+    // The page's rows by id: a stale row's key by the rule, as its branch had it.
+    const exact = stale ? exactKey(sort.field) : key;
+    return db
+      .select({ ...columns, ...sortColumns(exact) })
+      .from(contracts)
+      .where(sql`${contracts.id} IN (${pageIds})`)
+      .orderBy(...orderTerms(sort, exact, sql`${contracts.id}`));
   };
   const prepareOnServer = isCommonFilterShape(filter) && sort.field === DEFAULT_ORDER.field && sort.descending === DEFAULT_ORDER.descending;
   return { name, build: build as unknown as Statement<PageRow<T>[]>['build'], values, prepareOnServer };

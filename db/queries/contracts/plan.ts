@@ -143,12 +143,24 @@ export interface ListPlan {
      * expiration_date at 2M: 212 to 316 ms).
      */
     cursor?: 'after-key' | 'after-null-key' | 'after-key-then-nulls';
+    /**
+     * A filter or the sort on a date that rolls forward (the next renewal, the notice
+     * deadline): each path's read tests `isFresh`, and each path has a second branch, its
+     * stale rows (expressions.ts) read by the rolling index and tested by the rule.
+     */
+    stale: boolean;
   };
   total: { source: Exclude<CountSource, 'rows-capped'> } | { source: 'rows-capped'; cap: number; range: SearchRange; reads: ('walk' | 'range')[] } | KnownTotal;
 }
 
 const has = (request: ListRequest, trait: 'updatedRange' | 'text' | 'counted') => request.filters.some((name) => FILTERS[name][trait]);
-const DATES: DateWindow[] = ['expiration', 'renewal'];
+const DATES: DateWindow[] = ['expiration', 'renewal', 'notice'];
+
+/** A filter or the sort on a rolling date, with a status that shows extracted data (a stale row is completed). */
+export function readsStaleRows(request: ListRequest): boolean {
+  const rolls = request.filters.some((name) => FILTERS[name].rolled) || SORT_KEYS[request.sort.field].rolled !== undefined;
+  return rolls && (request.status === undefined || showsExtractedData(request.status));
+}
 
 /** A window present in the request, of the first of `dates` that has one. */
 function firstWindow(request: ListRequest, dates: readonly DateWindow[]): { date: DateWindow; bounds: FilterName[] } | undefined {
@@ -269,6 +281,7 @@ export function planList(request: ListRequest, figures: Figures = {}): ListPlan 
       deferred: choice !== undefined && choice.kind !== 'range',
       nullKeys: otherStatus && key.extracted,
       ...(cursor ? { cursor } : {}),
+      stale: readsStaleRows(request),
     },
     total,
   };
@@ -310,6 +323,7 @@ export function describePlan(plan: ListPlan, pathNames: readonly string[]): stri
   if (needs.choice) lines.push(`figures: each path's ${FIGURE_WORDS[needs.choice.kind]}: ${figures.inRange!.join(', ')}`);
   page.reads.forEach((read, i) => lines.push(`page, path ${pathNames[i] ?? i + 1}: ${READS[read](plan)}`));
   if (page.deferred && !page.reads.some((r) => r === 'window' || r === 'matches')) lines.push('page: the branches yield ids and sort keys; the page\'s rows are read by id');
+  if (page.stale) lines.push('page, every path: also its evergreen contracts not rolled forward yet (the rolling index, dates by the rule), merged in order');
   if (page.cursor === 'after-key-then-nulls') lines.push('after the cursor: the later keys; the null keys only if those do not fill the page (a second statement)');
   else if (page.cursor) lines.push(`after the cursor: one range (${page.cursor})`);
   lines.push(`total: ${TOTAL_WORDS[total.source]}${total.source === 'figures' ? `: ${total.total}${total.exact ? '' : ' or more'}` : ''}`);

@@ -19,6 +19,8 @@ export interface ModelContract {
   expirationDate: string | null;
   renewalDate: string | null;
   autoRenewal: boolean | null;
+  renewalTerm: string | null;
+  noticePeriod: string | null;
   contractValue: number | null;
   provider: string | null;
   client: string | null;
@@ -85,6 +87,8 @@ export async function createDemoWorld(): Promise<DemoWorld> {
       expirationDate: contracts.expirationDate,
       renewalDate: contracts.renewalDate,
       autoRenewal: contracts.autoRenewal,
+      renewalTerm: contracts.renewalTerm,
+      noticePeriod: contracts.noticePeriod,
       contractValue: contracts.contractValue,
       provider: contracts.provider,
       client: contracts.client,

@@ -279,7 +279,7 @@ export interface components {
             organization_id?: string;
             /** @description Keep only contracts whose expiration date is between today and today + N days, both included (today in UTC). */
             expiring_within_days?: number;
-            /** @description Keep only contracts whose renewal date is between today and today + N days, both included (today in UTC). */
+            /** @description Keep only contracts whose next renewal (`next_renewal_date`: an auto-renewing contract rolled forward by its term) is between today and today + N days, both included (today in UTC). */
             renewing_within_days?: number;
             /**
              * Format: date
@@ -295,16 +295,30 @@ export interface components {
             expires_after?: string;
             /**
              * Format: date
-             * @description Keep only contracts that renew before this date (the date itself excluded).
+             * @description Keep only contracts whose next renewal is before this date (the date itself excluded).
              * @example 2027-03-31
              */
             renews_before?: string;
             /**
              * Format: date
-             * @description Keep only contracts that renew after this date (the date itself excluded).
+             * @description Keep only contracts whose next renewal is after this date (the date itself excluded).
              * @example 2027-03-31
              */
             renews_after?: string;
+            /** @description Keep only contracts whose notice deadline (`notice_deadline`: the last day notice stops the next renewal) is between today and today + N days, both included (today in UTC). */
+            notice_within_days?: number;
+            /**
+             * Format: date
+             * @description Keep only contracts whose notice deadline is before this date (the date itself excluded).
+             * @example 2027-03-31
+             */
+            notice_before?: string;
+            /**
+             * Format: date
+             * @description Keep only contracts whose notice deadline is after this date (the date itself excluded).
+             * @example 2027-03-31
+             */
+            notice_after?: string;
             /** @description Keep only contracts that renew automatically (true) or not (false); contracts where this is unknown match neither. */
             auto_renewal?: boolean;
             /** @description Case-insensitive text search in the title and in the parties (provider and client). */
@@ -319,7 +333,7 @@ export interface components {
              * @description Order of the results: a field, ascending, or with a leading - descending. Ties are broken by id in the same direction, so pages are stable; contracts without a value (null) come last in both directions. Default -created_at.
              * @enum {string}
              */
-            sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "contract_value" | "-contract_value" | "title" | "-title";
+            sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "next_renewal_date" | "-next_renewal_date" | "notice_deadline" | "-notice_deadline" | "contract_value" | "-contract_value" | "title" | "-title";
             /** @description The columns to export, in this order (default: every column, in the documented order). */
             columns?: ("id" | "title" | "status" | "file_name" | "file_size" | "created_at" | "updated_at" | "organization_id" | "expiration_date" | "renewal_date" | "notice_period" | "renewal_term" | "next_renewal_date" | "notice_deadline" | "auto_renewal" | "contract_value" | "currency" | "provider" | "client" | "summary" | "confidence_score")[];
             /**
@@ -688,10 +702,13 @@ export interface operations {
                 expires_after?: string;
                 renews_before?: string;
                 renews_after?: string;
+                notice_within_days?: number;
+                notice_before?: string;
+                notice_after?: string;
                 auto_renewal?: "true" | "false";
                 q?: string;
                 updated_since?: string;
-                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "contract_value" | "-contract_value" | "title" | "-title";
+                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "next_renewal_date" | "-next_renewal_date" | "notice_deadline" | "-notice_deadline" | "contract_value" | "-contract_value" | "title" | "-title";
                 limit?: number;
                 offset?: number;
                 cursor?: string;
@@ -845,10 +862,13 @@ export interface operations {
                 expires_after?: string;
                 renews_before?: string;
                 renews_after?: string;
+                notice_within_days?: number;
+                notice_before?: string;
+                notice_after?: string;
                 auto_renewal?: "true" | "false";
                 q?: string;
                 updated_since?: string;
-                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "contract_value" | "-contract_value" | "title" | "-title";
+                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "expiration_date" | "-expiration_date" | "renewal_date" | "-renewal_date" | "next_renewal_date" | "-next_renewal_date" | "notice_deadline" | "-notice_deadline" | "contract_value" | "-contract_value" | "title" | "-title";
                 limit?: number;
                 offset?: number;
                 cursor?: string;
@@ -1681,7 +1701,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.24.0"
+                     *         "version": "1.25.0"
                      *       },
                      *       "paths": {}
                      *     }
