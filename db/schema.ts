@@ -257,6 +257,11 @@ export const contracts = pgTable(
     index('contracts_organization_rolling_idx')
       .on(t.organizationId, t.nextRenewalDate)
       .where(sql`${t.organizationId} IS NOT NULL AND ${t.status} = 'completed' AND ${t.autoRenewal} AND ${t.renewalTerm} IS NOT NULL`),
+    // The same for the scheduled job, across every path (server/contracts/rolling.ts): without
+    // it, finding nothing to roll read the whole of the two above (380 ms at 2M).
+    index('contracts_rolling_idx')
+      .on(t.nextRenewalDate)
+      .where(sql`${t.status} = 'completed' AND ${t.autoRenewal} AND ${t.renewalTerm} IS NOT NULL`),
     // sort=contract_value, both directions with nulls last, and sort=title (lower(title),
     // not nullable: one index walked either way). Without them a page sorted every row the
     // caller sees (0.6 to 0.9 s at 2,000,000 contracts for a caller who sees 500,000).

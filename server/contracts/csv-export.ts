@@ -40,7 +40,8 @@ export async function csvExportResponse(
   // With tracing on, a span per page read, with its row count (docs/operations.md, "Traces").
   const pages = tracedPages(contractsInPages(db, scope, request.filters, PAGE_SIZE, request.sort), 'export page', (rows) => rows.length);
   const csvLines = csvLinesWriter(request.columns, request.dateFormat);
-  const today = utcToday();
+  // The filters' day (their windows and the renewal decisions they read), so the rows and their dates agree.
+  const today = request.filters.today ?? utcToday();
   const stream = pagedStream({
     first: await pages.next(),
     pages,

@@ -60,7 +60,8 @@ export function listContracts(db: Database, scope: CallerScope, input: ListInput
 
 /** The same page with every contract's extracted data, in one query (the app's contracts page). */
 export function listContractDetails(db: Database, scope: CallerScope, input: ListInput) {
-  const today = utcToday();
+  // The filters' day: a contract in a renewal window shows the dates that put it there.
+  const today = input.filters.today ?? utcToday();
   return listPage(db, scope, input, detailColumns, (row) => toDetail(row, today));
 }
 
