@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'contract.extraction_completed',
   'contract.renewal_upcoming',
   'contract.expiration_upcoming',
+  'contract.notice_deadline_upcoming',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -21,11 +22,12 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   'contract.updated': 'Fields of a contract changed (their names are in data.changed_fields).',
   'contract.deleted': 'A contract was deleted (its id and organization_id only).',
   'contract.extraction_completed': 'Extraction finished: the contract became completed and has its extracted data.',
-  'contract.renewal_upcoming': "A contract's renewal date is within one of the endpoint's offsets.",
+  'contract.renewal_upcoming': "A contract's next renewal (next_renewal_date: an auto-renewing contract rolled forward by its term) is within one of the endpoint's offsets.",
   'contract.expiration_upcoming': "A contract's expiration date is within one of the endpoint's offsets.",
+  'contract.notice_deadline_upcoming': "A contract's notice deadline (notice_deadline: the last day notice stops its next renewal) is within one of the endpoint's offsets.",
 };
 
-/** Days before a renewal or expiration date at which the *_upcoming events fire, by default. */
+/** Days before a renewal, expiration or notice deadline at which the *_upcoming events fire, by default. */
 export const DEFAULT_UPCOMING_OFFSETS = [90, 30, 7] as const;
 export const MAX_UPCOMING_OFFSETS = 5;
 export const MAX_UPCOMING_OFFSET_DAYS = 365;

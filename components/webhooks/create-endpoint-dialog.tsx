@@ -59,7 +59,7 @@ export function CreateEndpointDialog({
   const [fieldErrors, setFieldErrors] = useState<{ url?: string; events?: string; offsets?: string }>({});
   const [pending, setPending] = useState(false);
   const formId = useId();
-  const upcoming = events.has('contract.renewal_upcoming') || events.has('contract.expiration_upcoming');
+  const upcoming = events.has('contract.renewal_upcoming') || events.has('contract.expiration_upcoming') || events.has('contract.notice_deadline_upcoming');
 
   async function submit(event: FormEvent) {
     event.preventDefault();

@@ -1,10 +1,22 @@
-import { and, asc, count, desc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import type { WebhookDeliveryState, WebhookEndpointStatus } from '@/lib/webhooks';
 import { executeRows, runStatement, type Database, type Statement } from '../client';
 import { contracts, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../schema';
 import { accessibleTo, accessValues, endpointMaySee, type CallerScope } from './access';
 import { detailColumns, type ContractDetailRow } from './contracts/columns';
-import { visibleExpirationDate, visibleRenewalDate } from './contracts/expressions';
+import {
+  computedNextRenewalDate,
+  computedNoticeDeadline,
+  exactKey,
+  isFresh,
+  isStale,
+  visibleExpirationDate,
+  visibleNextRenewalDate,
+  visibleNoticeDeadline,
+} from './contracts/expressions';
+
+/** The dates the *_upcoming events count down to: the expiration, the next renewal, the notice deadline. */
+export type UpcomingKind = 'renewal' | 'expiration' | 'notice_deadline';
 
 /**
  * Data access of webhooks: endpoints, the outbox's fan-out, claiming and recording
@@ -436,7 +448,7 @@ export async function insertTestDelivery(db: Database, endpointId: string, extra
  */
 export async function insertUpcomingDelivery(
   db: Database,
-  upcoming: { endpointId: string; contractId: string; kind: 'renewal' | 'expiration'; date: string; offsetDays: number; daysUntil: number; now: Date },
+  upcoming: { endpointId: string; contractId: string; kind: UpcomingKind; date: string; offsetDays: number; daysUntil: number; now: Date },
 ): Promise<string | undefined> {
   const at = upcoming.now.toISOString();
   const extra = JSON.stringify({ date: upcoming.date, offset_days: upcoming.offsetDays, days_until: upcoming.daysUntil });
@@ -470,26 +482,32 @@ export function selectUpcomingSubscribers(db: Database) {
     .where(
       and(
         eq(webhookEndpoints.status, 'active'),
-        sql`(${webhookEndpoints.eventTypes} @> '["contract.renewal_upcoming"]'::jsonb OR ${webhookEndpoints.eventTypes} @> '["contract.expiration_upcoming"]'::jsonb)`,
+        sql`(${webhookEndpoints.eventTypes} @> '["contract.renewal_upcoming"]'::jsonb OR ${webhookEndpoints.eventTypes} @> '["contract.expiration_upcoming"]'::jsonb OR ${webhookEndpoints.eventTypes} @> '["contract.notice_deadline_upcoming"]'::jsonb)`,
       ),
     );
 }
 
 /**
- * The completed contracts a scope sees whose renewal (or expiration) date lies between two
- * days, both included: the dates the API shows (visibleRenewalDate, as its indexes).
+ * The completed contracts a scope sees whose date of `kind` lies between two days, both
+ * included: the dates the API shows on `from` (today). The next renewal and the notice
+ * deadline are the stored ones, or by the rule for a row the scheduled job has not rolled
+ * yet (contracts/expressions.ts, isStale), as in the list.
  */
-export function upcomingStatement(scope: CallerScope, kind: 'renewal' | 'expiration', from: string, to: string): Statement<(ContractDetailRow & { date: string })[]> {
-  const date = kind === 'renewal' ? visibleRenewalDate : visibleExpirationDate;
+export function upcomingStatement(scope: CallerScope, kind: UpcomingKind, from: string, to: string): Statement<(ContractDetailRow & { date: string })[]> {
+  const inWindow = (date: SQL) => sql`${date} BETWEEN ${sql.placeholder('from')}::date AND ${sql.placeholder('to')}::date`;
+  const rolling = { renewal: [visibleNextRenewalDate, computedNextRenewalDate, 'next_renewal_date'], notice_deadline: [visibleNoticeDeadline, computedNoticeDeadline, 'notice_deadline'] } as const;
+  const date = kind === 'expiration' ? visibleExpirationDate : exactKey(rolling[kind][2]);
+  const where = kind === 'expiration' ? inWindow(visibleExpirationDate) : sql`((${inWindow(rolling[kind][0])} AND ${isFresh}) OR (${isStale} AND ${inWindow(rolling[kind][1])}))`;
   return {
     name: `webhooks.upcoming.${kind}`,
     build: (db) =>
       db
         .select({ ...detailColumns, date: sql<string>`${date}::text` })
         .from(contracts)
-        .where(and(accessibleTo(), sql`${date} BETWEEN ${sql.placeholder('from')}::date AND ${sql.placeholder('to')}::date`))
+        .where(and(accessibleTo(), where))
         .orderBy(asc(contracts.id)) as never,
-    values: { ...accessValues(scope), from, to },
+    // The rolling dates' "today" (isStale) is the window's first day.
+    values: { ...accessValues(scope), from, to, today: from },
   };
 }
 

@@ -41,6 +41,14 @@ export interface ChangelogEntry {
 export const CHANGELOG: readonly ChangelogEntry[] = [
   {
     date: '2026-12-03',
+    anchor: 'notice-deadline-upcoming',
+    kind: 'added',
+    title: 'Webhook contract.notice_deadline_upcoming; contract.renewal_upcoming on the next renewal',
+    body:
+      'A new event type, `contract.notice_deadline_upcoming`, fires at the endpoint\'s offsets (the same as for renewals and expirations: default 90, 30 and 7 days) before a contract\'s `notice_deadline`, once per deadline and offset, with the deadline as `date`. `contract.renewal_upcoming` counts down to `next_renewal_date`: an auto-renewing contract whose extracted renewal date has passed fires again before each next term. Existing endpoints keep the events they were created with; an endpoint created under Settings → Webhooks or with `npm run webhook -- create` has the new one by default.',
+  },
+  {
+    date: '2026-12-03',
     anchor: 'notice-filters',
     kind: 'added',
     title: 'Notice deadline and next renewal: filters and sorts',

@@ -131,7 +131,7 @@ const upcomingData = (which: string): Json => ({
   required: ['contract', 'date', 'offset_days', 'days_until'],
   properties: {
     contract: contractRef,
-    date: { type: 'string', format: 'date', description: `The ${which} date (YYYY-MM-DD).` },
+    date: { type: 'string', format: 'date', description: `The ${which} (YYYY-MM-DD).` },
     offset_days: { type: 'integer', minimum: 0, description: 'The endpoint’s offset this event is for (one of its days before).' },
     days_until: { type: 'integer', minimum: 0, description: 'Days from today (UTC) to the date; at most offset_days.' },
   },
@@ -187,11 +187,19 @@ const SCHEMAS: Record<WebhookEventType | typeof TEST_EVENT_TYPE, { name: string;
   },
   'contract.renewal_upcoming': {
     name: 'ContractRenewalUpcomingEvent',
-    schema: eventSchema('contract.renewal_upcoming', upcomingData('renewal'), WEBHOOK_EVENT_DESCRIPTIONS['contract.renewal_upcoming']),
+    schema: eventSchema('contract.renewal_upcoming', upcomingData('next renewal date (`data.next_renewal_date` of the contract)'), WEBHOOK_EVENT_DESCRIPTIONS['contract.renewal_upcoming']),
   },
   'contract.expiration_upcoming': {
     name: 'ContractExpirationUpcomingEvent',
-    schema: eventSchema('contract.expiration_upcoming', upcomingData('expiration'), WEBHOOK_EVENT_DESCRIPTIONS['contract.expiration_upcoming']),
+    schema: eventSchema('contract.expiration_upcoming', upcomingData('expiration date'), WEBHOOK_EVENT_DESCRIPTIONS['contract.expiration_upcoming']),
+  },
+  'contract.notice_deadline_upcoming': {
+    name: 'ContractNoticeDeadlineUpcomingEvent',
+    schema: eventSchema(
+      'contract.notice_deadline_upcoming',
+      upcomingData('notice deadline (`data.notice_deadline` of the contract: the last day notice stops its next renewal)'),
+      WEBHOOK_EVENT_DESCRIPTIONS['contract.notice_deadline_upcoming'],
+    ),
   },
   [TEST_EVENT_TYPE]: {
     name: 'WebhookTestEvent',
@@ -217,8 +225,9 @@ const EXAMPLES: Record<string, Json> = {
   'contract.updated': { contract: exampleContract, changed_fields: ['data.renewal_date'] },
   'contract.deleted': { contract: { id: exampleContract.id, organization_id: exampleContract.organization_id } },
   'contract.extraction_completed': { contract: exampleContract },
-  'contract.renewal_upcoming': { contract: exampleContract, date: exampleContract.data.renewal_date, offset_days: 30, days_until: 30 },
+  'contract.renewal_upcoming': { contract: exampleContract, date: exampleContract.data.next_renewal_date, offset_days: 30, days_until: 30 },
   'contract.expiration_upcoming': { contract: exampleContract, date: exampleContract.data.expiration_date, offset_days: 90, days_until: 88 },
+  'contract.notice_deadline_upcoming': { contract: exampleContract, date: exampleContract.data.notice_deadline, offset_days: 30, days_until: 21 },
   [TEST_EVENT_TYPE]: { endpoint_id: '5d2c0f4e-3b8a-4c1d-9e7f-1a2b3c4d5e6f', message: 'A test event. Its contract is an example, not one of yours.', contract: exampleContract },
 };
 

@@ -1,11 +1,14 @@
 import { runStatement, type Database } from '@/db/client';
-import { insertUpcomingDelivery, selectUpcomingSubscribers, upcomingStatement } from '@/db/queries/webhooks';
+import { insertUpcomingDelivery, selectUpcomingSubscribers, upcomingStatement, type UpcomingKind } from '@/db/queries/webhooks';
 import { loadEndpointScope } from '@/server/access/scope';
 import { addDays, utcToday } from '@/server/dates';
 
 /**
- * contract.renewal_upcoming and contract.expiration_upcoming, at each endpoint's offsets
- * (days before the date; default 90, 30, 7). A date is "within an offset" from the day it
+ * contract.renewal_upcoming (the next renewal: an evergreen contract's renewal rolled
+ * forward), contract.expiration_upcoming and contract.notice_deadline_upcoming (the last
+ * day notice stops the next renewal), at each endpoint's offsets (days before the date;
+ * default 90, 30, 7). An evergreen contract's next term is a new date: its offsets fire
+ * again as it approaches. A date is "within an offset" from the day it
  * is at most that many days away (UTC days, as the API's `renewing_within_days`), the date
  * itself included. Each run, for each active endpoint subscribed to one of them, for each
  * completed contract its owner sees now whose date is within its largest offset, the event
@@ -22,7 +25,7 @@ import { addDays, utcToday } from '@/server/dates';
  * several workers running this at the same moment send each event once.
  */
 
-const KINDS = ['renewal', 'expiration'] as const;
+const KINDS = ['renewal', 'expiration', 'notice_deadline'] as const satisfies readonly UpcomingKind[];
 
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { DatabaseHandle } from '@/db/client';
 import { contracts, users } from '@/db/schema';
 import { addDays } from '@/server/dates';
+import { rollRenewals } from '@/server/contracts/rolling';
 import { queueUpcomingEvents } from '@/server/webhooks/upcoming';
 import { configureForFile } from '../helpers/config';
 import { createTestDatabase } from '../helpers/db';
@@ -114,3 +115,52 @@ describe('upcoming renewals', () => {
     }
   });
 });
+
+describe('upcoming notice deadlines and evergreen renewals', () => {
+  it('fires contract.notice_deadline_upcoming at the offsets before the deadline, with the deadline as its date', async () => {
+    // Renews 2027-06-30 with 60 days' notice: act by 2027-05-01.
+    await handle.query(`UPDATE contracts SET auto_renewal = true, renewal_term = 'P1Y', notice_period = 'P60D' WHERE id = $1`, [contractId]);
+    await receiverEndpoint(handle.db, userId, receiver, { eventTypes: ['contract.notice_deadline_upcoming'], renewalOffsets: [30, 7] });
+    const deadline = '2027-05-01';
+    expect(await runOn(addDays(deadline, -31))).toEqual([]);
+    const thirty = await runOn(addDays(deadline, -30));
+    expect(thirty.map((e) => [e.type, e.data.date, e.data.offset_days, e.data.days_until])).toEqual([['contract.notice_deadline_upcoming', deadline, 30, 30]]);
+    expect(thirty[0]!.data.contract).toMatchObject({ id: contractId, data: { notice_deadline: deadline, next_renewal_date: RENEWAL } });
+    expect((await runOn(addDays(deadline, -7))).map((e) => e.data.offset_days)).toEqual([7]);
+    expect(await runOn(deadline)).toEqual([]);
+  });
+
+  it('over a year day by day, a monthly evergreen contract gets one renewal and one notice event before each term, the job rolling it or not', async () => {
+    // Renewed monthly since 2025-01-31 (month ends clamp: 28 February, 30 April...), 10 days' notice.
+    await handle.query(`UPDATE contracts SET renewal_date = '2025-01-31', auto_renewal = true, renewal_term = 'P1M', notice_period = 'P10D' WHERE id = $1`, [contractId]);
+    await receiverEndpoint(handle.db, userId, receiver, { eventTypes: ['contract.renewal_upcoming', 'contract.notice_deadline_upcoming'], renewalOffsets: [5] }, at('2026-12-01'));
+    const start = '2027-01-01';
+    for (let d = 0; d < 366; d++) {
+      const day = addDays(start, d);
+      // The scheduled job rolls the stored dates one day in ten; the events never depend on it.
+      if (d % 10 === 0) await rollRenewals(handle.db, day);
+      await queueUpcomingEvents(handle.db, at(day));
+    }
+    const events = await handle.query<{ type: string; date: string; offset_days: number; days_until: number }>(
+      `SELECT type, extra->>'date' AS date, (extra->>'offset_days')::int AS offset_days, (extra->>'days_until')::int AS days_until FROM webhook_events WHERE contract_id = $1 AND type LIKE '%_upcoming' ORDER BY seq`,
+      [contractId],
+    );
+    const renewals = Array.from({ length: 13 }, (_, k) => addMonthsClamped('2025-01-31', 24 + k)).filter((date) => date >= start && date <= addDays(start, 365 + 5));
+    const want = (type: string, dates: string[]) => dates.filter((date) => addDays(date, -5) <= addDays(start, 365) && date >= start).map((date) => ({ type, date, offset_days: 5, days_until: Math.min(5, daysBetween(start, date)) }));
+    const notices = renewals.map((date) => addDays(date, -10));
+    expect(events.filter((e) => e.type === 'contract.renewal_upcoming')).toEqual(want('contract.renewal_upcoming', renewals));
+    expect(events.filter((e) => e.type === 'contract.notice_deadline_upcoming')).toEqual(want('contract.notice_deadline_upcoming', notices));
+  }, 120_000);
+});
+
+/** `date` + `months` calendar months from its own day, clamped to the month's end (the rule of lib/renewal-dates.ts, written out again). */
+function addMonthsClamped(date: string, months: number): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const total = y * 12 + (m - 1) + months;
+  const year = Math.floor(total / 12);
+  const month = (total % 12) + 1;
+  const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return `${year}-${String(month).padStart(2, '0')}-${String(Math.min(d, last)).padStart(2, '0')}`;
+}
+
+const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);

@@ -213,7 +213,7 @@ export interface webhooks {
         put?: never;
         /**
          * contract.renewal_upcoming
-         * @description A contract's renewal date is within one of the endpoint's offsets. Signed per Standard Webhooks (see the introduction's Webhooks section).
+         * @description A contract's next renewal (next_renewal_date: an auto-renewing contract rolled forward by its term) is within one of the endpoint's offsets. Signed per Standard Webhooks (see the introduction's Webhooks section).
          */
         post: operations["contractRenewalUpcomingWebhook"];
         delete?: never;
@@ -236,6 +236,26 @@ export interface webhooks {
          * @description A contract's expiration date is within one of the endpoint's offsets. Signed per Standard Webhooks (see the introduction's Webhooks section).
          */
         post: operations["contractExpirationUpcomingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contract.notice_deadline_upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * contract.notice_deadline_upcoming
+         * @description A contract's notice deadline (notice_deadline: the last day notice stops its next renewal) is within one of the endpoint's offsets. Signed per Standard Webhooks (see the introduction's Webhooks section).
+         */
+        post: operations["contractNoticeDeadlineUpcomingWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -551,7 +571,7 @@ export interface components {
                 contract: components["schemas"]["ContractDetail"];
             };
         };
-        /** @description A contract's renewal date is within one of the endpoint's offsets. */
+        /** @description A contract's next renewal (next_renewal_date: an auto-renewing contract rolled forward by its term) is within one of the endpoint's offsets. */
         ContractRenewalUpcomingEvent: {
             /** @constant */
             type: "contract.renewal_upcoming";
@@ -564,7 +584,7 @@ export interface components {
                 contract: components["schemas"]["ContractDetail"];
                 /**
                  * Format: date
-                 * @description The renewal date (YYYY-MM-DD).
+                 * @description The next renewal date (`data.next_renewal_date` of the contract) (YYYY-MM-DD).
                  */
                 date: string;
                 /** @description The endpoint’s offset this event is for (one of its days before). */
@@ -587,6 +607,28 @@ export interface components {
                 /**
                  * Format: date
                  * @description The expiration date (YYYY-MM-DD).
+                 */
+                date: string;
+                /** @description The endpoint’s offset this event is for (one of its days before). */
+                offset_days: number;
+                /** @description Days from today (UTC) to the date; at most offset_days. */
+                days_until: number;
+            };
+        };
+        /** @description A contract's notice deadline (notice_deadline: the last day notice stops its next renewal) is within one of the endpoint's offsets. */
+        ContractNoticeDeadlineUpcomingEvent: {
+            /** @constant */
+            type: "contract.notice_deadline_upcoming";
+            /**
+             * Format: date-time
+             * @description When the event happened (ISO 8601, UTC): for a change, the start of the database transaction that made it, not its commit (do not order events by it); for upcoming dates and test events, when they were queued.
+             */
+            timestamp: string;
+            data: {
+                contract: components["schemas"]["ContractDetail"];
+                /**
+                 * Format: date
+                 * @description The notice deadline (`data.notice_deadline` of the contract: the last day notice stops its next renewal) (YYYY-MM-DD).
                  */
                 date: string;
                 /** @description The endpoint’s offset this event is for (one of its days before). */
@@ -1701,7 +1743,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.25.0"
+                     *         "version": "1.26.0"
                      *       },
                      *       "paths": {}
                      *     }
@@ -2196,6 +2238,82 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["ContractExpirationUpcomingEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx within 10 s. Anything else (a 3xx included: redirects are not followed), or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    contractNoticeDeadlineUpcomingWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event’s id, the same on every retry: deduplicate on it.
+                 * @example msg_2b1f8f3e6f1e4d2c9a7b5c3d1e0f9a8b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix time (seconds) of this attempt; reject values far from your clock (the libraries allow 5 minutes).
+                 * @example 1790000000
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded part of your `whsec_` secret; during a rotation, one per valid secret, separated by spaces.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "contract.notice_deadline_upcoming",
+                 *       "timestamp": "2026-10-01T09:00:00.000Z",
+                 *       "data": {
+                 *         "contract": {
+                 *           "id": "3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c",
+                 *           "title": "Office Lease — Berlin",
+                 *           "status": "completed",
+                 *           "file_name": "office-lease-berlin.pdf",
+                 *           "file_size": 5500000,
+                 *           "created_at": "2026-09-29T09:00:00.000Z",
+                 *           "updated_at": "2026-09-29T10:00:00.000Z",
+                 *           "organization_id": "ae0bd8f6-9f24-4bf8-8398-17aeb94aa72f",
+                 *           "data": {
+                 *             "expiration_date": "2029-09-30",
+                 *             "renewal_date": "2029-06-30",
+                 *             "notice_period": "P6M",
+                 *             "renewal_term": "P3Y",
+                 *             "next_renewal_date": "2029-06-30",
+                 *             "notice_deadline": "2028-12-30",
+                 *             "auto_renewal": true,
+                 *             "contract_value": 420000,
+                 *             "currency": "EUR",
+                 *             "parties": {
+                 *               "provider": "Spree Immobilien GmbH",
+                 *               "client": "Acme Corp"
+                 *             },
+                 *             "summary": "Five-year lease of the third floor at Friedrichstraße 12, renewing for three years unless cancelled six months ahead.",
+                 *             "confidence_score": 0.94
+                 *           }
+                 *         },
+                 *         "date": "2028-12-30",
+                 *         "offset_days": 30,
+                 *         "days_until": 21
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContractNoticeDeadlineUpcomingEvent"];
             };
         };
         responses: {
