@@ -124,3 +124,11 @@ export function renewalDecision(facts: RenewalFacts, today: string): RenewalDeci
   const noticeDeadline = autoRenewal === true && notice !== undefined ? (addDuration(nextRenewalDate, notice, -1) ?? null) : null;
   return { nextRenewalDate, noticeDeadline };
 }
+
+/** A duration in words ("1 year", "3 months", "90 days", "1 year 6 months"), for people; the text itself when it is not one. */
+export function describeDuration(text: string): string {
+  const d = parseDuration(text);
+  if (!d) return text;
+  const part = (n: number, unit: string) => (n === 0 ? [] : [`${n} ${unit}${n === 1 ? '' : 's'}`]);
+  return [...part(d.years, 'year'), ...part(d.months, 'month'), ...part(d.weeks, 'week'), ...part(d.days, 'day')].join(' ') || '0 days';
+}

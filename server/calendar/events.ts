@@ -1,12 +1,14 @@
 import type { ContractDetailRow } from '@/db/queries/contracts/columns';
 import { FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { showsExtractedData } from '@/lib/contracts';
+import { describeDuration, renewalDecision } from '@/lib/renewal-dates';
 import { addDays, utcToday } from '@/server/dates';
 import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics';
 
 /**
- * What a calendar feed says about contracts: one all-day event per expiration date and
- * per renewal date. Dates exist only for completed contracts (the API shows extracted
+ * What a calendar feed says about contracts: one all-day event per expiration date, per
+ * next renewal (an evergreen contract at its next term, lib/renewal-dates.ts) and per
+ * notice deadline, with a reminder NOTICE_REMINDER_DAYS before it. Dates exist only for completed contracts (the API shows extracted
  * data for those alone), and only dates from FEED_WINDOW_DAYS before today onwards are
  * listed: a year of history lets people look back at what just ended, while years of
  * expired contracts would only grow the file that every calendar app fetches again and again.
@@ -15,21 +17,27 @@ import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics
 export interface FeedSettings {
   /** The public origin, for links back to the app. */
   origin: string;
+  /** The day the renewal decisions are computed on (UTC). */
+  today: string;
   /** The first date listed (YYYY-MM-DD, inclusive). */
   windowStart: string;
 }
 
 export function feedSettings(origin: string, now: Date): FeedSettings {
-  return { origin, windowStart: windowStartOf(now) };
+  return { origin, today: utcToday(now), windowStart: windowStartOf(now) };
 }
+
+/** Days before a notice deadline its reminder shows: two weeks to decide and send the notice. */
+export const NOTICE_REMINDER_DAYS = 14;
 
 /**
  * An event's UID: the contract's id (a UUID, unique everywhere), what the date is, and the
  * product, never the host the feed was fetched through. A calendar app keys events by
  * UID, so a feed read under another name (a new domain, a proxy) updates the same events
- * instead of doubling them.
+ * instead of doubling them. The renewal's and the notice deadline's stay the same when an
+ * evergreen contract rolls to its next term: the event moves to the new date.
  */
-export function eventUid(contractId: string, date: 'expiration' | 'renewal'): string {
+export function eventUid(contractId: string, date: 'expiration' | 'renewal' | 'notice'): string {
   return `${contractId}-${date}@contract-data-api`;
 }
 
@@ -42,7 +50,7 @@ export function feedHeader(): string {
   return calendarStart({
     productId: '-//Contract Data//Contract renewals calendar//EN',
     name: 'Contracts',
-    description: 'Renewal and expiration dates of your contracts and those of your organisations.',
+    description: 'Renewal, expiration and notice dates of your contracts and those of your organisations.',
     refreshInterval: 'PT6H',
   });
 }
@@ -74,7 +82,13 @@ function description(row: ContractDetailRow, url: string): string {
     .join('\n');
 }
 
-/** The events of one contract, in a fixed order (expiration, then renewal). */
+/** What giving notice by the deadline stops, in words: "Notice stops the renewal on 2027-03-01, which would start another term of 1 year. Notice period: 90 days." */
+function noticeLines(row: ContractDetailRow, nextRenewal: string): string[] {
+  const term = row.renewalTerm !== null ? `, which would start another term of ${describeDuration(row.renewalTerm)}` : '';
+  return [`Notice stops the renewal on ${nextRenewal}${term}.`, `Notice period: ${describeDuration(row.noticePeriod!)}`];
+}
+
+/** The events of one contract, in a fixed order (expiration, renewal, notice deadline). */
 export function contractEvents(row: ContractDetailRow, settings: FeedSettings): AllDayEvent[] {
   if (!showsExtractedData(row.status)) return [];
   const url = `${settings.origin}/contracts/${row.id}`;
@@ -83,9 +97,20 @@ export function contractEvents(row: ContractDetailRow, settings: FeedSettings): 
   if (row.expirationDate !== null && row.expirationDate >= settings.windowStart) {
     events.push({ ...common, uid: eventUid(row.id, 'expiration'), date: row.expirationDate, summary: `Expires: ${row.title}` });
   }
-  if (row.renewalDate !== null && row.renewalDate >= settings.windowStart) {
+  const { nextRenewalDate, noticeDeadline } = renewalDecision(row, settings.today);
+  if (nextRenewalDate !== null && nextRenewalDate >= settings.windowStart) {
     const summary = row.autoRenewal === true ? `Renews automatically: ${row.title}` : `Renews: ${row.title}`;
-    events.push({ ...common, uid: eventUid(row.id, 'renewal'), date: row.renewalDate, summary });
+    events.push({ ...common, uid: eventUid(row.id, 'renewal'), date: nextRenewalDate, summary });
+  }
+  if (noticeDeadline !== null && noticeDeadline >= settings.windowStart) {
+    events.push({
+      ...common,
+      uid: eventUid(row.id, 'notice'),
+      date: noticeDeadline,
+      summary: `Give notice by: ${row.title}`,
+      description: [...noticeLines(row, nextRenewalDate!), common.description].join('\n'),
+      alarmDaysBefore: NOTICE_REMINDER_DAYS,
+    });
   }
   return events;
 }

@@ -138,6 +138,8 @@ export interface AllDayEvent {
   summary: string;
   description?: string;
   url?: string;
+  /** A reminder this many days before the day (a VALARM that shows `summary`). */
+  alarmDaysBefore?: number;
 }
 
 /**
@@ -158,6 +160,16 @@ export function allDayEvent(event: AllDayEvent): string {
     ...(event.url ? [contentLine('URL', plainValue(event.url))] : []),
     // A date to remember, not time taken: it does not make anyone look busy.
     contentLine('TRANSP', 'TRANSPARENT'),
+    // RFC 5545 3.6.6: a display alarm, its trigger relative to the start of the day.
+    ...(event.alarmDaysBefore !== undefined
+      ? [
+          contentLine('BEGIN', 'VALARM'),
+          contentLine('ACTION', 'DISPLAY'),
+          textLine('DESCRIPTION', event.summary),
+          contentLine('TRIGGER', event.alarmDaysBefore === 0 ? 'PT0S' : `-P${event.alarmDaysBefore}D`),
+          contentLine('END', 'VALARM'),
+        ]
+      : []),
     contentLine('END', 'VEVENT'),
   ].join('');
 }

@@ -42,7 +42,7 @@ export async function serveCalendarFeed(req: Request, ctx: RequestContext, respo
   const settings = feedSettings(originOf(req), now);
   // Only completed contracts have dates to show (the API's rule for extracted data), and
   // only those with a date in the window are read.
-  const read = () => contractsInPages(ctx.readDb, caller.scope, { status: EXTRACTED_DATA_STATUS, datesFrom: settings.windowStart }, PAGE_SIZE);
+  const read = () => contractsInPages(ctx.readDb, caller.scope, { status: EXTRACTED_DATA_STATUS, datesFrom: settings.windowStart, today: settings.today }, PAGE_SIZE);
   // Read before answering, so that a database failure is still a JSON error rather than
   // a calendar cut short.
   const rendered = await renderFeed(read(), settings);

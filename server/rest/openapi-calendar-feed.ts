@@ -1,3 +1,4 @@
+import { NOTICE_REMINDER_DAYS } from '@/server/calendar/events';
 import { FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { CALENDAR_ERROR_EXAMPLES, icsExample } from './openapi-examples';
 import { CALENDAR_FEED_PATH } from '@/server/http/api-paths';
@@ -35,8 +36,8 @@ export function calendarFeedOpenApi({ errorResponses, notModifiedResponse, named
       [CALENDAR_FEED_PATH]: {
         get: {
           operationId: 'getCalendarFeed',
-          summary: 'Calendar feed of renewal and expiration dates',
-          description: `An iCalendar file (RFC 5545) for calendar apps: one all-day event per expiration date and per renewal date of the feed owner's completed contracts (personal and of their organisations at the time of the request), from ${FEED_WINDOW_DAYS} days before today (UTC) onwards, each linking back to the contract. Event UIDs (\`<contract id>-renewal@contract-data-api\`) do not depend on the address the feed is read through, so an app updates its events rather than doubling them. Calendar apps cannot send headers, so the feed is opened by the token in its address instead of an API key: a separate, revocable token created under Settings → Calendar feeds, shown once. Anyone with the address can read these dates. Subscribe with the https address or the same address with the webcal scheme. Calendar apps poll: the answer carries \`ETag\` and \`Last-Modified\`, and \`If-None-Match\` (or, without it, \`If-Modified-Since\`) gets \`304\` while nothing changed; every read, 304 or not, counts against the feed's hourly quota. No query parameters.`,
+          summary: 'Calendar feed of renewal, expiration and notice dates',
+          description: `An iCalendar file (RFC 5545) for calendar apps: one all-day event per expiration date, per next renewal (\`next_renewal_date\`: an auto-renewing contract at its next term) and per notice deadline (\`notice_deadline\`, "Give notice by: <title>", with what the notice stops in its description and a reminder ${NOTICE_REMINDER_DAYS} days before) of the feed owner's completed contracts (personal and of their organisations at the time of the request), from ${FEED_WINDOW_DAYS} days before today (UTC) onwards, each linking back to the contract. Event UIDs (\`<contract id>-renewal@contract-data-api\`, \`-expiration\`, \`-notice\`) do not depend on the address the feed is read through, and stay the same when an evergreen contract moves to its next term, so an app updates its events rather than doubling them. Calendar apps cannot send headers, so the feed is opened by the token in its address instead of an API key: a separate, revocable token created under Settings → Calendar feeds, shown once. Anyone with the address can read these dates. Subscribe with the https address or the same address with the webcal scheme. Calendar apps poll: the answer carries \`ETag\` and \`Last-Modified\`, and \`If-None-Match\` (or, without it, \`If-Modified-Since\`) gets \`304\` while nothing changed; every read, 304 or not, counts against the feed's hourly quota. No query parameters.`,
           tags: ['Calendar'],
           security: [],
           parameters: [

@@ -131,22 +131,31 @@ function parseCalendar(text: string): { calendar: ICAL.Component; events: Parsed
 
 const byUid = (a: { uid: string }, b: { uid: string }) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
 
-/** [contract key, kind, date, summary]: alice's completed contracts (personal and Acme's), read off db/seed/demo.ts by hand. */
-const ALICE_EVENTS: [string, 'expiration' | 'renewal', string, string][] = [
+/**
+ * [contract key, kind, date, summary]: alice's completed contracts (personal and Acme's),
+ * read off db/seed/demo.ts by hand: renewals at their next date (acme-8 renewed on
+ * 2026-11-01 for a year), notice deadlines at renewal − notice period.
+ */
+const ALICE_EVENTS: [string, 'expiration' | 'renewal' | 'notice', string, string][] = [
   ['alice-1', 'expiration', '2027-03-31', 'Expires: Freelance Design Retainer'],
   ['alice-1', 'renewal', '2027-03-01', 'Renews automatically: Freelance Design Retainer'],
+  ['alice-1', 'notice', '2027-01-30', 'Give notice by: Freelance Design Retainer'],
   ['alice-2', 'expiration', '2027-01-15', 'Expires: =HYPERLINK("http://evil.example","Click")'],
   ['alice-3', 'expiration', '2028-08-31', 'Expires: Apartment Lease, "Rue de Rivoli"'],
   ['alice-3', 'renewal', '2028-06-01', 'Renews automatically: Apartment Lease, "Rue de Rivoli"'],
+  ['alice-3', 'notice', '2028-03-01', 'Give notice by: Apartment Lease, "Rue de Rivoli"'],
   ['acme-1', 'expiration', '2027-06-30', 'Expires: Salesforce Enterprise Subscription'],
   ['acme-1', 'renewal', '2027-04-01', 'Renews automatically: Salesforce Enterprise Subscription'],
+  ['acme-1', 'notice', '2027-01-01', 'Give notice by: Salesforce Enterprise Subscription'],
   ['acme-2', 'expiration', '2029-12-31', 'Expires: Office Lease — Berlin'],
   ['acme-2', 'renewal', '2029-06-30', 'Renews: Office Lease — Berlin'],
   ['acme-3', 'expiration', '2027-01-31', 'Expires: Cloud Hosting (AWS) Enterprise Agreement'],
   ['acme-3', 'renewal', '2027-01-01', 'Renews automatically: Cloud Hosting (AWS) Enterprise Agreement'],
+  ['acme-3', 'notice', '2026-11-02', 'Give notice by: Cloud Hosting (AWS) Enterprise Agreement'],
   ['acme-4', 'expiration', '2028-03-31', 'Expires: Tokyo Distributor Agreement'],
   ['acme-8', 'expiration', '2026-11-30', 'Expires: Laptop Leasing'],
-  ['acme-8', 'renewal', '2026-11-01', 'Renews automatically: Laptop Leasing'],
+  ['acme-8', 'renewal', '2027-11-01', 'Renews automatically: Laptop Leasing'],
+  ['acme-8', 'notice', '2027-08-01', 'Give notice by: Laptop Leasing'],
 ];
 
 const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
@@ -191,6 +200,35 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     expect(bob.find((e) => e.uid === `${demoContractId('globex-2')}-renewal@contract-data-api`)?.summary).toBe('Renews: Swiss Bank Custody Agreement');
     // Completed without any date (bob-2): no event at all.
     expect(bob.some((e) => e.uid.startsWith(demoContractId('bob-2')))).toBe(false);
+  });
+
+  it('gives each notice deadline a reminder two weeks before, says what the notice stops, and moves an evergreen contract\'s events to its next term under the same UIDs', async () => {
+    const owner = await insertUser('notice');
+    const { token } = await newFeed(owner);
+    // Monthly since 2025-01-31, 10 days' notice: on 2026-11-22 the next renewal is 2026-11-30, act by 2026-11-20 (passed, still listed).
+    await handle.db.insert(contracts).values(
+      contract(owner, { title: 'Monthly support', status: 'completed', renewalDate: '2025-01-31', autoRenewal: true, renewalTerm: 'P1M', noticePeriod: 'P10D' }),
+    );
+    const first = await fetchFeed(`${token}.ics`);
+    const events = parseCalendar(first.text).events;
+    expect(events.map((e) => [e.summary, e.start]).sort()).toEqual([
+      ['Give notice by: Monthly support', '2026-11-20'],
+      ['Renews automatically: Monthly support', '2026-11-30'],
+    ]);
+    const notice = events.find((e) => e.summary.startsWith('Give notice'))!;
+    expect(notice.description.split('\n').slice(0, 2)).toEqual(['Notice stops the renewal on 2026-11-30, which would start another term of 1 month.', 'Notice period: 10 days']);
+    const vevent = new ICAL.Component(ICAL.parse(first.text)).getAllSubcomponents('vevent').find((v) => v.getFirstPropertyValue('uid') === notice.uid)!;
+    const alarm = vevent.getFirstSubcomponent('valarm')!;
+    expect(alarm.getFirstPropertyValue('action')).toBe('DISPLAY');
+    expect(String(alarm.getFirstPropertyValue('trigger'))).toBe('-P14D');
+    // The renewal passes: a day later the same two events (same UIDs) stand at the next term, 2026-12-31 (from the 31st again).
+    setClock(new Date('2026-12-01T06:00:00.000Z'));
+    try {
+      const later = parseCalendar((await fetchFeed(`${token}.ics`)).text).events;
+      expect(later.map((e) => [e.uid, e.start]).sort()).toEqual(events.map((e) => [e.uid, e.summary.startsWith('Give') ? '2026-12-21' : '2026-12-31']).sort());
+    } finally {
+      setClock(NOW);
+    }
   });
 
   it('writes CRLF line ends and lines of at most 75 octets', async () => {
@@ -287,7 +325,8 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     const globex = demoContractRows().filter((c) => c.organizationId === DEMO_ORGS.globex.id).map((c) => c.id!);
     const before = parseCalendar((await fetchFeed(`${token}.ics`)).text).events;
     expect(before.map((e) => e.uid.slice(0, 36)).sort()).toEqual(
-      [demoContractId('globex-1'), demoContractId('globex-1'), demoContractId('globex-2'), demoContractId('globex-2')].sort(),
+      // globex-1: its expiration, renewal and notice deadline.
+      [demoContractId('globex-1'), demoContractId('globex-1'), demoContractId('globex-1'), demoContractId('globex-2'), demoContractId('globex-2')].sort(),
     );
     await handle.db.delete(memberships).where(and(eq(memberships.userId, owner), eq(memberships.organizationId, DEMO_ORGS.globex.id)));
     const after = parseCalendar((await fetchFeed(`${token}.ics`)).text).events;
@@ -317,7 +356,7 @@ describe('what calendar apps poll with', () => {
     const other = await read('renewals.example.org:8443');
     expect(one.length).toBeGreaterThan(0);
     expect(other.map((e) => e.uid)).toEqual(one.map((e) => e.uid));
-    for (const event of one) expect(event.uid).toMatch(/^[0-9a-f-]{36}-(expiration|renewal)@contract-data-api$/);
+    for (const event of one) expect(event.uid).toMatch(/^[0-9a-f-]{36}-(expiration|renewal|notice)@contract-data-api$/);
     for (const event of other) expect(event.url).toBe(`https://renewals.example.org:8443/contracts/${event.uid.slice(0, 36)}`);
   });
 

@@ -439,17 +439,21 @@ function expectation(g: Generated): { status: number; rows?: string[] } {
 }
 
 /**
- * The feed: one event per expiration date and per renewal date of the owner's completed
+ * The feed: one event per expiration date, next renewal and notice deadline of the owner's completed
  * contracts, from 365 days before today on; anything but an active feed token is a 404.
  */
 function feedExpectation(token: string): { status: number; rows?: string[] } {
   const user = (Object.keys(world.feedTokens) as DemoUser[]).find((u) => world.feedTokens[u] === token);
   if (!user) return { status: 404 };
-  const since = plusDays(new Date().toISOString().slice(0, 10), -365);
+  const today = new Date().toISOString().slice(0, 10);
+  const since = plusDays(today, -365);
   const events = world
     .visible(world.userIdOf(user))
     .filter((c) => c.status === 'completed')
-    .flatMap((c) => [c.expirationDate, c.renewalDate].filter((d): d is string => d !== null && d >= since).map((d) => `${c.id} ${d}`));
+    .flatMap((c) => {
+      const { nextRenewalDate, noticeDeadline } = decisionOf(c, today);
+      return [c.expirationDate, nextRenewalDate, noticeDeadline].filter((d): d is string => d !== null && d >= since).map((d) => `${c.id} ${d}`);
+    });
   return { status: 200, rows: events };
 }
 

@@ -10,7 +10,6 @@ import {
   visibleExpirationDate,
   visibleNextRenewalDate,
   visibleNoticeDeadline,
-  visibleRenewalDate,
   type DateWindow,
 } from './expressions';
 
@@ -33,7 +32,7 @@ export interface ContractFilters {
   search?: string;
   /** Updated at or after this instant (ISO 8601 with a time zone, as the client wrote it). */
   updatedSince?: string;
-  /** Expires or renews on or after this date (the calendar feed's window; not an API parameter). */
+  /** Expires, renews next or has its notice deadline on or after this date (the calendar feed's window; not an API parameter). */
   datesFrom?: string;
   /**
    * The UTC date the renewal decisions are computed on (the windows' "today"): a list that
@@ -105,10 +104,13 @@ export const FILTERS: { [F in FilterName]: FilterEntry<F> } = {
   // sides in a UTF-8 database, without lower-casing every row it tests. A line break
   // separates the title and the parties, and a search term has none, so it never spans two.
   search: { ...plain, text: true, clause: sql`${contracts.searchText} LIKE lower(${sql.placeholder('search')}::text)`, value: (v) => containsPattern(v) },
+  // The calendar feed's: any of its dates (the expiration, the next renewal, the notice deadline) on or after the day.
   datesFrom: {
     ...plain,
     extracted: true,
-    clause: sql`(${visibleExpirationDate} >= ${sql.placeholder('datesFrom')}::date OR ${visibleRenewalDate} >= ${sql.placeholder('datesFrom')}::date)`,
+    rolled: true,
+    clause: sql`(${visibleExpirationDate} >= ${sql.placeholder('datesFrom')}::date OR ${visibleNextRenewalDate} >= ${sql.placeholder('datesFrom')}::date OR ${visibleNoticeDeadline} >= ${sql.placeholder('datesFrom')}::date)`,
+    staleClause: sql`(${visibleExpirationDate} >= ${sql.placeholder('datesFrom')}::date OR ${computedNextRenewalDate} >= ${sql.placeholder('datesFrom')}::date OR ${computedNoticeDeadline} >= ${sql.placeholder('datesFrom')}::date)`,
     value: (v) => v,
   },
   updatedSince: { ...plain, updatedRange: true, clause: sql`${contracts.updatedAt} >= ${sql.placeholder('updatedSince')}::timestamptz`, value: (v) => v },

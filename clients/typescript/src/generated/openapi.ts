@@ -80,8 +80,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Calendar feed of renewal and expiration dates
-         * @description An iCalendar file (RFC 5545) for calendar apps: one all-day event per expiration date and per renewal date of the feed owner's completed contracts (personal and of their organisations at the time of the request), from 365 days before today (UTC) onwards, each linking back to the contract. Event UIDs (`<contract id>-renewal@contract-data-api`) do not depend on the address the feed is read through, so an app updates its events rather than doubling them. Calendar apps cannot send headers, so the feed is opened by the token in its address instead of an API key: a separate, revocable token created under Settings → Calendar feeds, shown once. Anyone with the address can read these dates. Subscribe with the https address or the same address with the webcal scheme. Calendar apps poll: the answer carries `ETag` and `Last-Modified`, and `If-None-Match` (or, without it, `If-Modified-Since`) gets `304` while nothing changed; every read, 304 or not, counts against the feed's hourly quota. No query parameters.
+         * Calendar feed of renewal, expiration and notice dates
+         * @description An iCalendar file (RFC 5545) for calendar apps: one all-day event per expiration date, per next renewal (`next_renewal_date`: an auto-renewing contract at its next term) and per notice deadline (`notice_deadline`, "Give notice by: <title>", with what the notice stops in its description and a reminder 14 days before) of the feed owner's completed contracts (personal and of their organisations at the time of the request), from 365 days before today (UTC) onwards, each linking back to the contract. Event UIDs (`<contract id>-renewal@contract-data-api`, `-expiration`, `-notice`) do not depend on the address the feed is read through, and stay the same when an evergreen contract moves to its next term, so an app updates its events rather than doubling them. Calendar apps cannot send headers, so the feed is opened by the token in its address instead of an API key: a separate, revocable token created under Settings → Calendar feeds, shown once. Anyone with the address can read these dates. Subscribe with the https address or the same address with the webcal scheme. Calendar apps poll: the answer carries `ETag` and `Last-Modified`, and `If-None-Match` (or, without it, `If-Modified-Since`) gets `304` while nothing changed; every read, 304 or not, counts against the feed's hourly quota. No query parameters.
          */
         get: operations["getCalendarFeed"];
         put?: never;
@@ -89,7 +89,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * Calendar feed of renewal and expiration dates (headers only)
+         * Calendar feed of renewal, expiration and notice dates (headers only)
          * @description The status and headers the GET would answer, without a body: to check that a resource exists, whether it changed (`If-None-Match`) or where the rate limit stands. Counts like the GET.
          */
         head: operations["getCalendarFeedHead"];
@@ -1519,8 +1519,8 @@ export interface operations {
                      *     CALSCALE:GREGORIAN
                      *     NAME:Contracts
                      *     X-WR-CALNAME:Contracts
-                     *     X-WR-CALDESC:Renewal and expiration dates of your contracts and those of yo
-                     *      ur organisations.
+                     *     X-WR-CALDESC:Renewal\, expiration and notice dates of your contracts and th
+                     *      ose of your organisations.
                      *     REFRESH-INTERVAL;VALUE=DURATION:PT6H
                      *     X-PUBLISHED-TTL:PT6H
                      *     BEGIN:VEVENT
@@ -1743,7 +1743,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.26.0"
+                     *         "version": "1.27.0"
                      *       },
                      *       "paths": {}
                      *     }
