@@ -67,6 +67,7 @@ export function ContractsTable(props: ContractsTableProps) {
                 <th scope="col">Owner</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Renews</th>
+                <th scope="col">Act by</th>
                 <th scope="col">Auto-renewal</th>
                 <th scope="col" className="num">
                   Value
@@ -91,7 +92,10 @@ export function ContractsTable(props: ContractsTableProps) {
                     <DateWithDistance date={c.data?.expiration_date ?? null} today={today} extracted={c.data !== null} />
                   </td>
                   <td data-label="Renews" className={styles.dateCell}>
-                    <DateWithDistance date={c.data?.renewal_date ?? null} today={today} extracted={c.data !== null} />
+                    <DateWithDistance date={c.data?.next_renewal_date ?? null} today={today} extracted={c.data !== null} />
+                  </td>
+                  <td data-label="Act by" className={styles.dateCell}>
+                    <ActBy deadline={c.data?.notice_deadline ?? null} today={today} extracted={c.data !== null} />
                   </td>
                   <td data-label="Auto-renewal">{c.data?.auto_renewal == null ? <Missing extracted={c.data !== null} /> : c.data.auto_renewal ? 'Yes' : 'No'}</td>
                   <td data-label="Value" className={`num ${styles.nowrap}`}>
@@ -146,6 +150,18 @@ function DateWithDistance({ date, today, extracted }: { date: string | null; tod
     <>
       <time dateTime={date}>{formatDate(date)}</time>
       {distance ? <span className={date < today ? styles.past : styles.soon}>{distance}</span> : null}
+    </>
+  );
+}
+
+/** The notice deadline; once passed, "missed": the next renewal can no longer be stopped. */
+function ActBy({ deadline, today, extracted }: { deadline: string | null; today: string; extracted: boolean }) {
+  if (deadline === null) return <Missing extracted={extracted} />;
+  if (deadline >= today) return <DateWithDistance date={deadline} today={today} extracted />;
+  return (
+    <>
+      <time dateTime={deadline}>{formatDate(deadline)}</time>
+      <span className={styles.past}>missed: renews anyway</span>
     </>
   );
 }

@@ -94,7 +94,7 @@ test('the list, its total and its chart match the API', async ({ page, request }
   await expect(rows(page).first().getByRole('link')).toHaveAttribute('href', /^\/contracts\/[0-9a-f-]{36}$/);
 
   await test.step('the chart is drawn: one panel of counts and one per currency', async () => {
-    const chart = page.getByRole('figure', { name: 'Upcoming renewals and expirations' });
+    const chart = page.getByRole('figure', { name: 'Upcoming renewals, expirations and notice deadlines' });
     await expect(chart.locator('svg.recharts-surface')).toHaveCount(3); // counts, GBP, USD for bob
     await expect(chart.locator('.recharts-bar-rectangle').first()).toBeVisible();
     await expect(chart.getByRole('heading', { level: 4 })).toHaveText([/^GBP/, /^USD/]);
@@ -110,20 +110,25 @@ test('the list, its total and its chart match the API', async ({ page, request }
     const day = (year: number, month: number, date: number) => new Date(Date.UTC(year, month, date)).toISOString().slice(0, 10);
     let renewals = 0;
     let expirations = 0;
+    let notices = 0;
     for (let i = 0; i < 12; i++) {
       const [y, m] = [now.getUTCFullYear(), now.getUTCMonth() + i];
       // Exclusive bounds: after the last day of the month before (for this month: after
       // yesterday, since only dates from today on are upcoming), before the first of the next.
       const after = i === 0 ? day(y, m, now.getUTCDate() - 1) : day(y, m, 0);
-      const bounds = (kind: 'renews' | 'expires') => `${kind}_after=${after}&${kind}_before=${day(y, m + 1, 1)}&limit=1`;
+      const bounds = (kind: 'renews' | 'expires' | 'notice') => `${kind}_after=${after}&${kind}_before=${day(y, m + 1, 1)}&limit=1`;
       const renewing = (await apiList(request, key, bounds('renews'))).pagination.total;
       const expiring = (await apiList(request, key, bounds('expires'))).pagination.total;
+      const noticing = (await apiList(request, key, bounds('notice'))).pagination.total;
       const cells = bodyRows.nth(i).locator('td');
       await expect(cells.nth(0), `renewals of month ${i + 1}`).toHaveText(String(renewing));
       await expect(cells.nth(1), `expirations of month ${i + 1}`).toHaveText(String(expiring));
+      await expect(cells.nth(2), `notice deadlines of month ${i + 1}`).toHaveText(String(noticing));
       renewals += renewing;
       expirations += expiring;
+      notices += noticing;
     }
+    await expect(page.getByTestId('upcoming-notices')).toHaveText(String(notices));
     expect(renewals + expirations, 'the demo data has something to chart').toBeGreaterThan(0);
     await expect(page.getByTestId('upcoming-renewals')).toHaveText(String(renewals));
     await expect(page.getByTestId('upcoming-expirations')).toHaveText(String(expirations));
@@ -366,10 +371,10 @@ test('every control of the filter form has a label, and the chart has a text alt
     .locator('input, select')
     .evaluateAll((controls) => controls.filter((c) => (c as HTMLInputElement).labels?.length !== 1).map((c) => c.outerHTML));
   expect(unlabelled).toEqual([]);
-  expect(await form.locator('input, select').count()).toBe(13);
-  const figure = page.getByRole('figure', { name: 'Upcoming renewals and expirations' });
+  expect(await form.locator('input, select').count()).toBe(16);
+  const figure = page.getByRole('figure', { name: 'Upcoming renewals, expirations and notice deadlines' });
   await expect(figure).toHaveAccessibleDescription(/only Organisation applies to this chart\..*Renewals\s*\d+\s*Expirations\s*\d+/);
-  await expect(page.getByRole('table', { name: /Renewals and expirations per month/, includeHidden: true })).toHaveCount(1);
+  await expect(page.getByRole('table', { name: /Renewals, expirations and notice deadlines per month/, includeHidden: true })).toHaveCount(1);
 });
 
 test.describe('without JavaScript', () => {
@@ -386,7 +391,7 @@ test.describe('without JavaScript', () => {
     expect(notice?.text).toBe('The chart needs JavaScript. Its figures are in the table below.');
     expect(notice?.height).toBeGreaterThan(0);
     // The chart's empty frame is hidden rather than left as a blank space.
-    await expect(page.getByRole('figure', { name: 'Upcoming renewals and expirations' }).getByRole('list', { name: 'Legend' })).toBeHidden();
+    await expect(page.getByRole('figure', { name: 'Upcoming renewals, expirations and notice deadlines' }).getByRole('list', { name: 'Legend' })).toBeHidden();
     const form = page.getByRole('form', { name: 'Filter contracts' });
     await form.getByLabel('Status', { exact: true }).selectOption({ label: 'Pending' });
     await form.getByRole('button', { name: 'Apply filters' }).click();

@@ -97,7 +97,7 @@ test('signed in: home, the contracts list and a contract, settings, the API refe
 
   await page.goto('/contracts?limit=100');
   await expect(page.getByTestId('contract-row').first()).toBeVisible();
-  await expect(page.getByRole('figure', { name: 'Upcoming renewals and expirations' }).locator('svg.recharts-surface').first()).toBeVisible();
+  await expect(page.getByRole('figure', { name: 'Upcoming renewals, expirations and notice deadlines' }).locator('svg.recharts-surface').first()).toBeVisible();
   await expectNoSidewaysScroll(page, testInfo, 'contracts');
   // The list's rows are cards: as wide as the page, each cell under its column's label.
   const card = page.getByTestId('contract-row').first();

@@ -26,6 +26,8 @@ export function describeFilters(applied: ParamValues, organizationName: (id: str
         return within('Expiring', value);
       case 'renewing_within_days':
         return within('Renewing', value);
+      case 'notice_within_days':
+        return within('Act by', value);
       case 'expires_after':
         return `Expires after ${formatDate(value)}`;
       case 'expires_before':
@@ -34,6 +36,10 @@ export function describeFilters(applied: ParamValues, organizationName: (id: str
         return `Renews after ${formatDate(value)}`;
       case 'renews_before':
         return `Renews before ${formatDate(value)}`;
+      case 'notice_after':
+        return `Act by after ${formatDate(value)}`;
+      case 'notice_before':
+        return `Act by before ${formatDate(value)}`;
       case 'auto_renewal':
         return value === 'true' ? 'Renews automatically' : 'Does not renew automatically';
       case 'updated_since':

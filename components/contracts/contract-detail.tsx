@@ -1,3 +1,4 @@
+import { describeDuration } from '@/lib/renewal-dates';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import type { ContractStatus } from '@/lib/contracts';
@@ -99,6 +100,16 @@ function Extracted({ data, today }: { data: ExtractedData; today: string }) {
         <Item label="Auto-renewal">
           {orMissing(data.auto_renewal === null ? null : data.auto_renewal ? 'Yes, renews automatically' : 'No')}
         </Item>
+        <Item label="Renewal term">{orMissing(data.renewal_term && describeDuration(data.renewal_term))}</Item>
+        <Item label="Notice period">{orMissing(data.notice_period && describeDuration(data.notice_period))}</Item>
+        <Item label="Next renewal">
+          {orMissing(data.next_renewal_date && <time dateTime={data.next_renewal_date}>{formatDate(data.next_renewal_date)}</time>)}
+          {distance(data.next_renewal_date)}
+        </Item>
+        <Item label="Act by">
+          {orMissing(data.notice_deadline && <time dateTime={data.notice_deadline}>{formatDate(data.notice_deadline)}</time>)}
+          {data.notice_deadline !== null && data.notice_deadline < today ? <span className="muted small"> · missed: renews anyway</span> : distance(data.notice_deadline)}
+        </Item>
         <Item label="Contract value">
           {orMissing(data.contract_value === null ? null : formatMoney(data.contract_value, data.currency))}
         </Item>
@@ -113,6 +124,9 @@ function Extracted({ data, today }: { data: ExtractedData; today: string }) {
         <Item label="Provider">{orMissing(data.parties.provider)}</Item>
         <Item label="Client">{orMissing(data.parties.client)}</Item>
       </dl>
+      <p className={`muted small ${styles.decision}`} data-testid="renewal-decision">
+        {decisionInWords(data, today)}
+      </p>
       <h3 className={styles.summaryTitle}>Summary</h3>
       {data.summary === null ? (
         <p className="muted">Extraction found no summary in this file.</p>
@@ -121,6 +135,22 @@ function Extracted({ data, today }: { data: ExtractedData; today: string }) {
       )}
     </>
   );
+}
+
+/**
+ * How the next renewal and the deadline were computed, in words (the rule of
+ * lib/renewal-dates.ts): "Renews on 1 Mar 2027, 90 days' notice: act by 1 Dec 2026."
+ */
+export function decisionInWords(data: ExtractedData, today: string): string {
+  const { renewal_date: renewal, next_renewal_date: next, notice_deadline: deadline, notice_period: notice, renewal_term: term, auto_renewal: auto } = data;
+  if (next === null) return 'No renewal date was found in this contract, so there is no renewal to act on.';
+  const rolled = renewal !== null && next !== renewal && term !== null ? `Renewed on ${formatDate(renewal)} and every ${describeDuration(term)} since: ` : '';
+  const renews = `${rolled}${rolled ? 'renews' : 'Renews'} next on ${formatDate(next)}`;
+  if (auto !== true) return `${renews}. It does not renew automatically, so no notice is needed to stop it.`;
+  if (notice === null || deadline === null) return `${renews}, automatically. No notice period was found: check the contract for how to stop it.`;
+  const act = deadline < today ? `the deadline, ${formatDate(deadline)}, has passed: this renewal can no longer be stopped` : `act by ${formatDate(deadline)}`;
+  const period = describeDuration(notice);
+  return `${renews}, automatically; ${period}${period.endsWith('s') ? "'" : "'s"} notice: ${act}.`;
 }
 
 /** The score as a percentage, a bar and a word: the bar alone would say nothing to a screen reader. */

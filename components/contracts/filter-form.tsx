@@ -16,7 +16,7 @@ import styles from './contracts.module.css';
  */
 
 const WITHIN_PRESETS = [30, 60, 90, 365];
-const DATES: ListParam[] = ['expires_after', 'expires_before', 'renews_after', 'renews_before'];
+const DATES: ListParam[] = ['expires_after', 'expires_before', 'renews_after', 'renews_before', 'notice_after', 'notice_before'];
 const ADVANCED: ListParam[] = [...DATES, 'updated_since'];
 const DATES_NOTE = 'filter-dates-note';
 
@@ -121,6 +121,9 @@ export function FilterForm({ values, errors, organizations, defaultSort, resetHr
         <Field name="renewing_within_days" label="Renewing within" span={2}>
           <WithinSelect control={control('renewing_within_days')} value={values.renewing_within_days} />
         </Field>
+        <Field name="notice_within_days" label="Act by within" span={2}>
+          <WithinSelect control={control('notice_within_days')} value={values.notice_within_days} />
+        </Field>
         <Field name="auto_renewal" label="Auto-renewal">
           <select {...control('auto_renewal')} defaultValue={values.auto_renewal ?? ''}>
             <option value="">Any</option>
@@ -167,6 +170,12 @@ export function FilterForm({ values, errors, organizations, defaultSort, resetHr
           <Field name="renews_before" label="Renews before" span={2}>
             <input {...control('renews_before')} type="date" defaultValue={values.renews_before ?? ''} />
           </Field>
+          <Field name="notice_after" label="Act by after" span={2}>
+            <input {...control('notice_after')} type="date" defaultValue={values.notice_after ?? ''} />
+          </Field>
+          <Field name="notice_before" label="Act by before" span={2}>
+            <input {...control('notice_before')} type="date" defaultValue={values.notice_before ?? ''} />
+          </Field>
           <Field name="updated_since" label="Updated since" span={4}>
             <input
               {...control('updated_since')}
@@ -179,8 +188,9 @@ export function FilterForm({ values, errors, organizations, defaultSort, resetHr
           </Field>
         </div>
         <p className={styles.advancedNote} id={DATES_NOTE}>
-          Dates are exclusive: “Expires after 31 Mar 2027” starts on 1 April. Date and auto-renewal filters read extracted
-          data, which only completed contracts have.
+          Dates are exclusive: “Expires after 31 Mar 2027” starts on 1 April. “Renews” is the next renewal (a contract that
+          renews automatically, moved on by its term); “Act by” is the last day notice stops it. Date and auto-renewal
+          filters read extracted data, which only completed contracts have.
         </p>
       </details>
 

@@ -11,12 +11,13 @@ import styles from './contracts.module.css';
  * counts per month, then one small panel per currency with the summed contract values,
  * because amounts in different currencies cannot be added or even share an axis.
  *
- * Renewals are solid, expirations hatched, so the two series differ by pattern as well as
- * by colour. The same figures are in a table beside the chart (UpcomingRenewals).
+ * Renewals are solid, expirations hatched, notice deadlines outlined, so the series differ
+ * by pattern as well as by colour. The same figures are in a table beside the chart (UpcomingRenewals).
  */
 
 const RENEWAL = '#3b5bdb';
 const EXPIRATION = '#e8590c';
+const NOTICE = '#2b8a3e';
 const GRID = '#e3e6eb';
 const AXIS_TEXT = '#5b6472';
 const TICK = { fill: AXIS_TEXT, fontSize: 12 };
@@ -51,6 +52,10 @@ export function UpcomingChart({ timeline }: { timeline: Pick<ContractTimeline, '
           <Swatch fill={`url(#${hatch})`} />
           Expirations (hatched)
         </li>
+        <li>
+          <Swatch fill="#ffffff" stroke={NOTICE} />
+          Notice deadlines (outlined)
+        </li>
       </ul>
 
       <div className={styles.countChart}>
@@ -60,8 +65,8 @@ export function UpcomingChart({ timeline }: { timeline: Pick<ContractTimeline, '
           data={months}
           margin={{ top: 8, right: 8, bottom: 0, left: 0 }}
           barGap={2}
-          title="Renewals and expirations per month"
-          desc="Number of contracts renewing and expiring in each of the next 12 months. Use the arrow keys to read each month."
+          title="Renewals, expirations and notice deadlines per month"
+          desc="Number of contracts renewing, expiring and with a notice deadline in each of the next 12 months. Use the arrow keys to read each month."
         >
           <CartesianGrid vertical={false} stroke={GRID} />
           <XAxis dataKey="axis" tickLine={false} axisLine={{ stroke: '#c9ced6' }} tick={TICK} interval={0} />
@@ -78,6 +83,7 @@ export function UpcomingChart({ timeline }: { timeline: Pick<ContractTimeline, '
             maxBarSize={22}
             isAnimationActive={false}
           />
+          <Bar dataKey="notices" name="Notice deadlines" fill="#ffffff" stroke={NOTICE} strokeWidth={2} radius={[3, 3, 0, 0]} maxBarSize={22} isAnimationActive={false} />
         </BarChart>
       </div>
 
@@ -157,10 +163,10 @@ function headline(value: number, currency: string): string {
   return formatMoney(value, currency, { compact: value >= 10_000 });
 }
 
-function Swatch({ fill }: { fill: string }) {
+function Swatch({ fill, stroke }: { fill: string; stroke?: string }) {
   return (
     <svg width="14" height="14" aria-hidden="true" focusable="false" className={styles.swatch}>
-      <rect width="14" height="14" rx="3" fill={fill} />
+      {stroke ? <rect x="1" y="1" width="12" height="12" rx="3" fill={fill} stroke={stroke} strokeWidth="2" /> : <rect width="14" height="14" rx="3" fill={fill} />}
     </svg>
   );
 }

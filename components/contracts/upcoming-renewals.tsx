@@ -12,17 +12,17 @@ import styles from './contracts.module.css';
  * drawn in the browser.
  */
 export function UpcomingRenewals({ timeline, organizationName }: { timeline: ContractTimeline; organizationName?: string }) {
-  const { months, currencies, totalRenewals, totalExpirations, withoutValue } = timeline;
+  const { months, currencies, totalRenewals, totalExpirations, totalNotices, withoutValue } = timeline;
   // From today, not from the first of this month: dates already past are not upcoming.
   const period = `${formatDate(timeline.from)} to the end of ${formatMonth(months[months.length - 1]!.month)}`;
   const whose = organizationName ? `${organizationName}’s completed contracts` : 'Completed contracts, personal and of your organisations';
-  const empty = totalRenewals + totalExpirations === 0;
+  const empty = totalRenewals + totalExpirations + totalNotices === 0;
 
   return (
     <section className={`card ${styles.upcoming}`} aria-labelledby="upcoming-title">
       <div className={styles.upcomingHeader}>
         <div>
-          <h2 id="upcoming-title">Upcoming renewals and expirations</h2>
+          <h2 id="upcoming-title">Upcoming renewals, expirations and notice deadlines</h2>
           <p className="muted small" id="upcoming-caption">
             {period} (UTC) · {whose}. Of the filters below, only Organisation applies to this chart.
           </p>
@@ -36,11 +36,15 @@ export function UpcomingRenewals({ timeline, organizationName }: { timeline: Con
             <dt>Expirations</dt>
             <dd data-testid="upcoming-expirations">{totalExpirations}</dd>
           </div>
+          <div>
+            <dt>Act by</dt>
+            <dd data-testid="upcoming-notices">{totalNotices}</dd>
+          </div>
         </dl>
       </div>
 
       {empty ? (
-        <p className={styles.chartEmpty}>Nothing renews or expires from today to the end of {formatMonth(months[months.length - 1]!.month)}.</p>
+        <p className={styles.chartEmpty}>Nothing renews, expires or needs notice from today to the end of {formatMonth(months[months.length - 1]!.month)}.</p>
       ) : (
         <figure className={styles.figure} aria-labelledby="upcoming-title" aria-describedby="upcoming-caption upcoming-totals">
           {/* Without JavaScript the chart cannot be drawn: its space is given back to the table's disclosure. */}
@@ -74,8 +78,8 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
   const money = (value: number, currency: string) => (value === 0 ? <Missing label="none" /> : formatMoney(value, currency));
   return (
     <table className={`data ${styles.figuresTable}`} data-testid="upcoming-figures">
-      <caption className="visually-hidden">Renewals and expirations per month, with contract values per currency</caption>
-      <colgroup span={3} />
+      <caption className="visually-hidden">Renewals, expirations and notice deadlines per month, with contract values per currency</caption>
+      <colgroup span={4} />
       {currencies.map((c) => (
         <colgroup key={c.currency} span={2} />
       ))}
@@ -89,6 +93,9 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
           </th>
           <th scope="col" rowSpan={currencies.length > 0 ? 2 : 1} className="num">
             Expirations
+          </th>
+          <th scope="col" rowSpan={currencies.length > 0 ? 2 : 1} className="num">
+            Act by
           </th>
           {currencies.map((c) => (
             <th key={c.currency} scope="colgroup" colSpan={2} className={styles.currencyHead}>
@@ -121,6 +128,7 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
             </th>
             <td className="num">{m.renewals}</td>
             <td className="num">{m.expirations}</td>
+            <td className="num">{m.notices}</td>
             {currencies.map((c) => (
               <Fragment key={c.currency}>
                 <td className="num">{money(c.months[i]!.renewing, c.currency)}</td>
@@ -135,6 +143,7 @@ function FiguresTable({ timeline }: { timeline: ContractTimeline }) {
           <th scope="row">Total</th>
           <td className="num">{timeline.totalRenewals}</td>
           <td className="num">{timeline.totalExpirations}</td>
+          <td className="num">{timeline.totalNotices}</td>
           {currencies.map((c) => (
             <Fragment key={c.currency}>
               <td className="num">{money(c.totalRenewing, c.currency)}</td>

@@ -45,19 +45,20 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN auto IS TRUE AND notice IS NOT NULL AND next_renewal IS NOT NULL AND (next_renewal - notice::interval) >= '0001-01-01' THEN (next_renewal - notice::interval)::date END
 $$;--> statement-breakpoint
 
--- The stored dates cannot be written wrong: on an insert, or a change of what they derive
--- from, they are computed as of yesterday (UTC, below); the scheduled job rolls a contract forward by
--- setting next_renewal_date to its own "today", which this makes the first renewal on or
--- after that day (server/contracts/rolling.ts); any other value written there is turned
--- into one the rule gives for some day. The notice deadline always follows the next renewal.
+-- The stored dates cannot be written wrong. On an insert, or a change of what they derive
+-- from, the next renewal is the extracted renewal date: right for every day up to it, and
+-- read by the rule (stale) after it until the job rolls it. The scheduled job rolls a
+-- contract forward by setting next_renewal_date to a day (yesterday, UTC:
+-- server/contracts/rolling.ts), which this makes the first renewal on or after that day;
+-- any other value written there is turned into one the rule gives for some day. The
+-- notice deadline always follows the next renewal. So a stored date is never ahead of the
+-- rule for a day from yesterday on: a reader whose clock is a little behind the job's
+-- around midnight still reads the rule's answer.
 CREATE FUNCTION "contracts_renewal_decision"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' OR NEW.renewal_date IS DISTINCT FROM OLD.renewal_date OR NEW.auto_renewal IS DISTINCT FROM OLD.auto_renewal
      OR NEW.renewal_term IS DISTINCT FROM OLD.renewal_term OR NEW.next_renewal_date IS NOT DISTINCT FROM OLD.next_renewal_date THEN
-    -- As of yesterday (UTC): a stored date is right for every day from the one it was
-    -- computed for up to itself, so an app server whose clock is a little behind the
-    -- database's around midnight never reads a renewal rolled past its own today.
-    NEW.next_renewal_date := contract_next_renewal(NEW.renewal_date, NEW.auto_renewal, NEW.renewal_term, (now() AT TIME ZONE 'UTC')::date - 1);
+    NEW.next_renewal_date := NEW.renewal_date;
   ELSE
     NEW.next_renewal_date := contract_next_renewal(NEW.renewal_date, NEW.auto_renewal, NEW.renewal_term, NEW.next_renewal_date);
   END IF;
@@ -68,9 +69,13 @@ $$;--> statement-breakpoint
 CREATE TRIGGER "contracts_renewal_decision" BEFORE INSERT OR UPDATE OF "renewal_date", "auto_renewal", "renewal_term", "notice_period", "next_renewal_date", "notice_deadline" ON "contracts"
 FOR EACH ROW EXECUTE FUNCTION "contracts_renewal_decision"();--> statement-breakpoint
 
--- The trigger computes both. The counters' trigger is still 0007's here: it
--- sees no key of its own change, and neither do the webhooks' nor updated_at's.
+-- The trigger computes both. The counters' trigger is still 0007's here: it sees no key of
+-- its own change, and neither do the webhooks' nor updated_at's.
 UPDATE "contracts" SET "renewal_date" = "renewal_date" WHERE "renewal_date" IS NOT NULL;--> statement-breakpoint
+-- And rolls the evergreen ones forward as the job would (as of yesterday), so that the
+-- lists do not read them all by the rule until the job has caught up.
+UPDATE "contracts" SET "next_renewal_date" = (now() AT TIME ZONE 'UTC')::date - 1
+WHERE "status" = 'completed' AND "auto_renewal" AND "renewal_term" IS NOT NULL AND "next_renewal_date" < (now() AT TIME ZONE 'UTC')::date - 1;--> statement-breakpoint
 ALTER TABLE "contract_date_counts" ADD CONSTRAINT "contract_date_counts_kind" CHECK ("contract_date_counts"."kind" IN ('e', 'r', 'n'));--> statement-breakpoint
 
 CREATE OR REPLACE FUNCTION "contract_counts_capture"() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -4,8 +4,9 @@ import { assertMemberOf, type CallerScope } from '@/server/access/scope';
 import { utcToday } from '@/server/dates';
 
 /**
- * The contracts page's chart: upcoming renewals and expirations, month by month, with
- * their summed contract value per currency. Every month of the window is present (zeros
+ * The contracts page's chart: upcoming renewals (next renewals), expirations and notice
+ * deadlines, month by month, with the renewing and expiring contract value per currency
+ * (a deadline is a decision, not money of its own). Every month of the window is present (zeros
  * where nothing happens), so the chart's axis never skips a month. "Upcoming" means from
  * today on: the current month counts only its days from today, never a date already past.
  */
@@ -17,6 +18,8 @@ export interface TimelineMonth {
   month: string;
   renewals: number;
   expirations: number;
+  /** Notice deadlines that month: the last days notice stops a renewal. */
+  notices: number;
 }
 
 export interface CurrencyMonth {
@@ -46,6 +49,7 @@ export interface ContractTimeline {
   currencies: CurrencyTimeline[];
   totalRenewals: number;
   totalExpirations: number;
+  totalNotices: number;
   /** Renewals and expirations counted above whose contract states no value or no currency. */
   withoutValue: number;
 }
@@ -79,13 +83,17 @@ export async function contractTimeline(
   const to = monthStart(today, TIMELINE_MONTHS);
   const rows = await selectContractTimeline(db, scope, { from, to, organizationId: options.organizationId });
 
-  const months = new Map(timelineMonths(today).map((month) => [month, { month, renewals: 0, expirations: 0 }]));
+  const months = new Map(timelineMonths(today).map((month) => [month, { month, renewals: 0, expirations: 0, notices: 0 }]));
   const byCurrency = new Map<string, Map<string, CurrencyMonth>>();
   let withoutValue = 0;
   for (const row of rows) {
     const month = months.get(row.month);
     // The statement's date range and the month list are built from the same bounds.
     if (!month) throw new Error(`timeline row outside the window: ${row.month}`);
+    if (row.kind === 'notice') {
+      month.notices += row.count;
+      continue;
+    }
     if (row.kind === 'renewal') month.renewals += row.count;
     else month.expirations += row.count;
     // A value without its currency cannot be placed in any currency's series.
@@ -121,6 +129,7 @@ export async function contractTimeline(
     currencies,
     totalRenewals: monthList.reduce((n, m) => n + m.renewals, 0),
     totalExpirations: monthList.reduce((n, m) => n + m.expirations, 0),
+    totalNotices: monthList.reduce((n, m) => n + m.notices, 0),
     withoutValue,
   };
 }

@@ -106,6 +106,11 @@ describe('alice (her personal contracts and Acme Corp)', () => {
     expect(t.totalRenewals).toBe(3);
     expect(t.totalExpirations).toBe(5);
     expect(t.withoutValue).toBe(0);
+    // Notice deadlines: acme-1 on 01-01 (90 days before 04-01), alice-1 on 01-30 (30 days
+    // before 03-01), acme-8 on 2027-08-01 (three months before its next renewal); acme-3's
+    // (2026-11-02) has passed, alice-3's (2028-03-01) is after the window.
+    expect(Object.fromEntries(t.months.filter((m) => m.notices > 0).map((m) => [m.month, m.notices]))).toEqual({ '2027-01': 2, '2027-08': 1 });
+    expect(t.totalNotices).toBe(3);
   });
 
   it('sums values per currency and never adds two currencies together', async () => {
@@ -174,8 +179,9 @@ describe('bob and carol', () => {
     const t = await contractTimeline(handle.db, ALICE, { today: '2027-03-05' });
     expect(t.months[0]!.month).toBe('2027-03');
     expect(t.months[11]!.month).toBe('2028-02');
-    // alice-1 renewed on 03-01, four days before: only its expiration on 03-31 is upcoming.
-    expect(counts(t)).toEqual({ '2027-03': [0, 1], '2027-04': [1, 0], '2027-06': [0, 1] });
+    // alice-1 renewed on 03-01, four days before: it renews next on 04-01 (monthly), beside
+    // acme-1; acme-8 (yearly since 2026-11-01) next on 2027-11-01, acme-3 on 2028-01-01.
+    expect(counts(t)).toEqual({ '2027-03': [0, 1], '2027-04': [2, 0], '2027-06': [0, 1], '2027-11': [1, 0], '2028-01': [1, 0] });
   });
 });
 
@@ -192,7 +198,7 @@ describe('edge cases (dave)', () => {
 
   it('does not count pending, processing or failed contracts, whatever their raw columns hold', async () => {
     const t = await contractTimeline(handle.db, DAVE, { today: TODAY });
-    expect(t.months.find((m) => m.month === '2027-02')).toEqual({ month: '2027-02', renewals: 1, expirations: 0 });
+    expect(t.months.find((m) => m.month === '2027-02')).toEqual({ month: '2027-02', renewals: 1, expirations: 0, notices: 0 });
     // Their 999s in USD, EUR and GBP appear nowhere.
     expect(t.currencies.map((c) => c.currency)).toEqual(['USD']);
     expect(JSON.stringify(t)).not.toContain('999');
@@ -211,7 +217,13 @@ describe('edge cases (dave)', () => {
 describe('the statement', () => {
   it('returns one row per month, kind and currency, with exact decimal sums', async () => {
     const rows = await selectContractTimeline(handle.db, ALICE, { from: '2026-11-01', to: '2027-11-01' });
-    expect(rows).toEqual([
+    // Notice deadlines: acme-3's on 11-02, acme-1's and alice-1's in January; acme-8 renews
+    // today (11-01), so its deadline was in August, before the window.
+    expect(rows.filter((r) => r.kind === 'notice')).toEqual([
+      { month: '2026-11', kind: 'notice', currency: 'USD', count: 1, valued: 1, total: '1250000.00' },
+      { month: '2027-01', kind: 'notice', currency: 'USD', count: 2, valued: 2, total: '166500.00' },
+    ]);
+    expect(rows.filter((r) => r.kind !== 'notice')).toEqual([
       { month: '2026-11', kind: 'expiration', currency: 'GBP', count: 1, valued: 1, total: '86400.75' },
       { month: '2026-11', kind: 'renewal', currency: 'GBP', count: 1, valued: 1, total: '86400.75' },
       { month: '2027-01', kind: 'expiration', currency: 'EUR', count: 1, valued: 1, total: '950.50' },
@@ -230,7 +242,7 @@ describe('the statement', () => {
     expect(a.name).toBe(b.name);
     const text = (s: typeof a) => s.build(handle.db).toSQL().sql;
     expect(text(a)).toBe(text(b));
-    expect(text(a).match(/\bselect\b/gi)).toHaveLength(3); // the outer grouping over two branches
+    expect(text(a).match(/\bselect\b/gi)).toHaveLength(4); // the outer grouping over three branches
     const org = contractTimelineStatement(BOB, { from: '2027-01-01', to: '2028-01-01', organizationId: DEMO_ORGS.acme.id });
     expect(org.name).not.toBe(a.name);
     expect(text(org)).not.toContain('owner_id');

@@ -162,33 +162,38 @@ describe('renewal decisions in the database', () => {
     expect(got.map((r) => ({ next: r.next, notice: r.notice }))).toEqual(want);
   });
 
-  it('stores the decision as of the day before the write, and a roll to a day gives the first renewal on or after it', async () => {
-    // A day early: right from that day on, so that an app server whose clock is behind the database's never reads a date rolled past its today.
-    const yesterday = addDays(today(), -1);
+  it('stores the extracted renewal date on a write (never ahead of the rule), and a roll to a day gives the first renewal on or after it', async () => {
     const stored = await handle.query<{ id: string; next: string | null; notice: string | null }>('SELECT id, next_renewal_date::text AS next, notice_deadline::text AS notice FROM contracts');
     const byId = new Map(stored.map((r) => [r.id, r]));
-    for (const r of rows) expect({ next: byId.get(r.id!)!.next, notice: byId.get(r.id!)!.notice }, r.id).toEqual({ next: decisionOf(r, yesterday).nextRenewalDate, notice: decisionOf(r, yesterday).noticeDeadline });
+    // As of the renewal date itself: right for every day up to it.
+    for (const r of rows) {
+      const asWritten = decisionOf(r, r.renewalDate ?? '0001-01-01');
+      expect({ next: byId.get(r.id!)!.next, notice: byId.get(r.id!)!.notice }, r.id).toEqual({ next: asWritten.nextRenewalDate, notice: asWritten.noticeDeadline });
+    }
     // Setting next_renewal_date to any day stores the rule's answer for that day, never the value written.
     const evergreen = rows.find((r) => r.autoRenewal && r.renewalTerm === 'P1M' && r.renewalDate! < '2020-01-01')!;
     await handle.db.update(contracts).set({ nextRenewalDate: '2031-07-04' }).where(sql`${contracts.id} = ${evergreen.id}`);
     const [after] = await handle.query<{ next: string; notice: string | null }>(`SELECT next_renewal_date::text AS next, notice_deadline::text AS notice FROM contracts WHERE id = '${evergreen.id}'`);
     expect(after).toEqual({ next: decisionOf(evergreen, '2031-07-04').nextRenewalDate, notice: decisionOf(evergreen, '2031-07-04').noticeDeadline });
-    // A change of what it derives from computes it again (as of yesterday).
+    // A change of what it derives from starts again from the renewal date.
     await handle.db.update(contracts).set({ renewalTerm: evergreen.renewalTerm }).where(sql`${contracts.id} = ${evergreen.id}`);
-    await handle.db.update(contracts).set({ renewalDate: evergreen.renewalDate }).where(sql`${contracts.id} = ${evergreen.id}`);
     const [again] = await handle.query<{ next: string }>(`SELECT next_renewal_date::text AS next FROM contracts WHERE id = '${evergreen.id}'`);
-    expect(again!.next).toBe(decisionOf(evergreen, addDays(today(), -1)).nextRenewalDate);
+    expect(again!.next).toBe(evergreen.renewalDate);
   });
 
-  it('answers as the rule does yesterday and today, and on later days with no job run (stale rows read by the rule), and again once the job has rolled them', async () => {
+  it('answers as the rule does today, and on later days with no job run (stale rows read by the rule), and again once the job has rolled them', async () => {
+    // Nothing rolled yet: every evergreen contract whose renewal date has passed is read by the rule.
     await expectRuleAnswers(addDays(today(), -1));
     await expectRuleAnswers(today());
     const later = addDays(today(), 400);
     expect(await staleRows(later)).toBeGreaterThan(50);
     await expectRuleAnswers(later);
+    // The job rolls as of the day before: none is left before it, that day's renewals stay stale.
     expect(await rollRenewals(handle.db, later)).toBeGreaterThan(50);
-    expect(await staleRows(later)).toBe(0);
+    expect(await staleRows(addDays(later, -1))).toBe(0);
+    expect(await staleRows(later)).toBeLessThan(10);
     await expectRuleAnswers(later);
+    await expectRuleAnswers(addDays(later, -1));
     // Rolled rows keep their updated_at: the contract's data did not change.
     const moved = await handle.query<{ n: string }>(`SELECT count(*) AS n FROM contracts WHERE updated_at >= '2026-02-01'`);
     expect(Number(moved[0]!.n)).toBe(0);

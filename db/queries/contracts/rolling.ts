@@ -4,24 +4,24 @@ import { contracts } from '../../schema';
 import { staleOn } from './expressions';
 
 /**
- * Rolls forward, as of `today` (UTC), up to `batch` completed evergreen contracts whose
- * stored next renewal has passed (expressions.ts, isStale): it sets next_renewal_date to
- * today, which the table's trigger (migration 0019) turns into the first renewal on or
+ * Rolls forward, as of `day` (UTC), up to `batch` completed evergreen contracts whose
+ * stored next renewal is before it (expressions.ts, staleOn): it sets next_renewal_date to
+ * the day, which the table's trigger (migration 0019) turns into the first renewal on or
  * after it, and the notice deadline with it. Neither updated_at nor a webhook moves: the
  * contract's data is unchanged, only the day is. The rows come from the rolling indexes
  * (their range before today) and are locked SKIP LOCKED, so two instances share the work.
  * Returns how many rows it rolled (fewer than `batch`: none left).
  */
-export async function rollRenewalDates(db: Database, today: string, batch: number): Promise<number> {
+export async function rollRenewalDates(db: Database, day: string, batch: number): Promise<number> {
   const due = db
     .select({ id: contracts.id })
     .from(contracts)
-    .where(staleOn(sql`${today}::date`))
+    .where(staleOn(sql`${day}::date`))
     .limit(batch)
     .for('update', { skipLocked: true });
   const rolled = await db
     .update(contracts)
-    .set({ nextRenewalDate: today })
+    .set({ nextRenewalDate: day })
     .where(inArray(contracts.id, sql`(${due})`))
     .returning({ id: contracts.id });
   return rolled.length;

@@ -2,10 +2,21 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type PreparableQuery, type Statement } from '../../client';
 import { contracts } from '../../schema';
 import { accessibleTo, accessValues, ofOrganization, type CallerScope } from '../access';
-import { visibleContractValue, visibleExpirationDate, visibleRenewalDate } from './expressions';
+import {
+  computedNextRenewalDate,
+  computedNoticeDeadline,
+  exactKey,
+  isFresh,
+  isStale,
+  visibleContractValue,
+  visibleExpirationDate,
+  visibleNextRenewalDate,
+  visibleNoticeDeadline,
+} from './expressions';
 
 /**
- * Upcoming renewals and expirations of a caller's contracts, grouped by month, kind and
+ * Upcoming renewals (the next renewal: an evergreen contract at its next term),
+ * expirations and notice deadlines of a caller's contracts, grouped by month, kind and
  * currency: the figures of the contracts page's chart.
  *
  * Dates and values are read through the visible* expressions, so only completed
@@ -15,7 +26,7 @@ import { visibleContractValue, visibleExpirationDate, visibleRenewalDate } from 
  * from them.
  */
 
-export type TimelineKind = 'renewal' | 'expiration';
+export type TimelineKind = 'renewal' | 'expiration' | 'notice';
 
 export interface TimelineRow {
   /** YYYY-MM */
@@ -23,7 +34,7 @@ export interface TimelineRow {
   kind: TimelineKind;
   /** null when extraction found no currency. */
   currency: string | null;
-  /** Renewals or expirations in that month with that currency. */
+  /** Renewals, expirations or notice deadlines in that month with that currency. */
   count: number;
   /** How many of them have a value. */
   valued: number;
@@ -44,21 +55,25 @@ export interface TimelineWindow {
 }
 
 /**
- * One statement: a UNION ALL of the renewals and the expirations in [from, to) over the
+ * One statement: a UNION ALL of the renewals, expirations and notice deadlines in [from, to) over the
  * caller's access paths, grouped by (month, kind, currency). Its text depends only on
  * whether an organisation filter is given, so it is prepared once per shape.
  */
 export function contractTimelineStatement(scope: CallerScope, window: TimelineWindow): Statement<TimelineRow[]> {
   const byOrganization = window.organizationId !== undefined;
+  // The rolling dates' "today" (expressions.ts, isStale) is the window's first day.
   const values: Record<string, unknown> = byOrganization
-    ? { organizationId: window.organizationId, from: window.from, to: window.to }
-    : { ...accessValues(scope), from: window.from, to: window.to };
+    ? { organizationId: window.organizationId, from: window.from, to: window.to, today: window.from }
+    : { ...accessValues(scope), from: window.from, to: window.to, today: window.from };
 
   const build = (db: Database) => {
     const access: SQL = byOrganization ? ofOrganization() : accessibleTo();
     // The kind is a literal in the SQL text, not a parameter: an untyped parameter in a
     // UNION's select list would leave Postgres guessing its type.
-    const events = (kind: TimelineKind, date: SQL) =>
+    const inWindow = (date: SQL) => sql`(${date} >= ${sql.placeholder('from')}::date AND ${date} < ${sql.placeholder('to')}::date)`;
+    // A rolling date: the stored one (its index), or by the rule for a row not rolled yet.
+    const rolling = (stored: SQL, computed: SQL) => sql`((${inWindow(stored)} AND ${isFresh}) OR (${isStale} AND ${inWindow(computed)}))`;
+    const events = (kind: TimelineKind, date: SQL, where: SQL) =>
       db
         .select({
           kind: sql<TimelineKind>`${sql.raw(`'${kind}'`)}::text`.as('kind'),
@@ -67,14 +82,11 @@ export function contractTimelineStatement(scope: CallerScope, window: TimelineWi
           value: sql<string | null>`${visibleContractValue}`.as('value'),
         })
         .from(contracts)
-        .where(
-          and(
-            access,
-            sql`${date} >= ${sql.placeholder('from')}::date`,
-            sql`${date} < ${sql.placeholder('to')}::date`,
-          ),
-        );
-    const upcoming = events('renewal', visibleRenewalDate).unionAll(events('expiration', visibleExpirationDate)).as('upcoming');
+        .where(and(access, where));
+    const upcoming = events('renewal', exactKey('next_renewal_date'), rolling(visibleNextRenewalDate, computedNextRenewalDate))
+      .unionAll(events('expiration', visibleExpirationDate, inWindow(visibleExpirationDate)))
+      .unionAll(events('notice', exactKey('notice_deadline'), rolling(visibleNoticeDeadline, computedNoticeDeadline)))
+      .as('upcoming');
     return db
       .select({
         month: upcoming.month,
