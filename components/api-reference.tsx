@@ -56,11 +56,15 @@ export function scalarConfiguration(documentUrl: string, origin: string): Record
 /**
  * At phone width, a heading that fills its line (`contract.extraction_completed`) had its
  * "Copy link" button (invisible until focused) hanging past the right edge, which widened
- * the whole page: the button goes over the heading's end instead
- * (e2e/phone-layout.spec.ts).
+ * the whole page: the button goes over the heading's end instead; and a longer one beside
+ * its badges (`contractNoticeDeadlineUpcomingWebhook`, "Webhook") pushed the row past the
+ * edge: the row wraps and a long name breaks anywhere (e2e/phone-layout.spec.ts).
  */
 const PHONE_CSS = `@media (max-width: 600px) {
   .scalar-api-reference .section-header .group\\/heading > span.relative > button { left: auto; right: 0; }
+  .scalar-api-reference .section-header .group\\/heading { min-width: 0; max-width: 100%; overflow-wrap: anywhere; }
+  .scalar-api-reference .flex.gap-1:has(> .badge) { flex-wrap: wrap; min-width: 0; max-width: 100%; }
+  .scalar-api-reference .flex.gap-1 > .badge { max-width: 100%; min-width: 0; overflow-wrap: anywhere; }
 }`;
 
 /**

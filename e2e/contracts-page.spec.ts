@@ -1,3 +1,4 @@
+import { SORT_VALUES } from '@/lib/contracts';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { DEMO_ORGS, DEMO_USERS, demoContractId, demoContractRows } from '@/db/seed/demo';
 import { API, readResponse, type ErrorBody } from './support/api';
@@ -218,7 +219,7 @@ test('each sort orders the table as the API does', async ({ page, request }, tes
   const form = page.getByRole('form', { name: 'Filter contracts' });
   const sort = form.getByLabel('Sort by', { exact: true });
   const values = await sort.locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
-  expect(values).toHaveLength(12);
+  expect(values).toHaveLength(SORT_VALUES.length);
   for (const value of values) {
     await sort.selectOption(value);
     await form.getByRole('button', { name: 'Apply filters' }).click();

@@ -82,7 +82,8 @@ test('add an endpoint, see its secret once, send a test event, read the log, res
       // Not the upcoming-date events: they depend on today's date.
       await dialog.getByRole('checkbox', { name: /contract\.renewal_upcoming/ }).uncheck();
       await dialog.getByRole('checkbox', { name: /contract\.expiration_upcoming/ }).uncheck();
-      await expect(dialog.getByLabel('Days before renewal or expiration')).toBeHidden();
+      await dialog.getByRole('checkbox', { name: /contract\.notice_deadline_upcoming/ }).uncheck();
+      await expect(dialog.getByLabel('Days before renewal, expiration or notice deadline')).toBeHidden();
       await snapshot(page, testInfo, 'add-endpoint');
       await dialog.getByRole('button', { name: 'Add endpoint' }).click();
       const shown = page.getByRole('dialog', { name: 'Your endpoint’s signing secret' });

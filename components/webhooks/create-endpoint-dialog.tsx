@@ -154,7 +154,7 @@ export function CreateEndpointDialog({
         />
         {upcoming ? (
           <div className="field">
-            <label htmlFor={`${formId}-offsets`}>Days before renewal or expiration</label>
+            <label htmlFor={`${formId}-offsets`}>Days before renewal, expiration or notice deadline</label>
             <input
               id={`${formId}-offsets`}
               type="text"
