@@ -72,7 +72,7 @@ function insertContracts(from: number, count: number, owner: SQL, organization: 
       CASE WHEN c THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int END,
       -- A quarter of the renewal dates lie one to six years back: contracts that have renewed
       -- since, which the next renewal rolls forward (the auto-renewing ones with a term).
-      CASE WHEN c AND i % 7 <> 0 THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int - 30 - CASE WHEN i % 4 = 1 THEN 365 * (1 + i % 6) ELSE 0 END END,
+      CASE WHEN c AND i % 7 <> 0 THEN date '2026-11-01' + ((i::bigint * 13) % 1500)::int - 30 - CASE WHEN i % 4 = 1 THEN 365 * (1 + (i / 4) % 6) ELSE 0 END END,
       CASE WHEN c AND i % 11 <> 0 THEN i % 3 <> 0 END,
       -- Most auto-renewing contracts state a notice period and a term (mostly a year).
       CASE WHEN c AND i % 4 <> 0 THEN (ARRAY['P30D','P60D','P90D','P3M','P6M'])[1 + i % 5] END,
@@ -260,6 +260,14 @@ async function loadScale(db: Database, plan: ScalePlan, run: Step, wrote: (rows:
       // the shared organisations.
       await segment(personal, userId(sql`1 + i % ${plan.users}`), sql`NULL::uuid`);
       await segment(rest - personal, userId(sql`1 + i % ${plan.users}`), orgId(sql`${firstSharedOrg} + i % ${sharedOrgs}`));
+      // The evergreen contracts rolled forward as the scheduled job would (as of yesterday:
+      // server/contracts/rolling.ts), before the indexes exist: the data is then what a
+      // deployment whose job runs holds, not a table read by the rule until it catches up.
+      await run('contracts: rolling evergreen renewals forward (as the scheduled job does)', () =>
+        tx.execute(sql`
+          UPDATE contracts SET next_renewal_date = (now() AT TIME ZONE 'UTC')::date - 1
+          WHERE status = 'completed' AND auto_renewal AND renewal_term IS NOT NULL AND next_renewal_date < (now() AT TIME ZONE 'UTC')::date - 1`),
+      );
       // The table's parallel_workers (0 since migration 0016, for its queries) also decides
       // CREATE INDEX's: the builds get Postgres's own choice back, and the table its
       // parameters after them, in this transaction.

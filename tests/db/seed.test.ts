@@ -174,6 +174,17 @@ describe('scale seed: progress, no statement timeout, a failure a rerun finishes
       `select count(*) as n from contracts c join users u on u.id = c.owner_id where u.email = 'heavy@scale.example.com'`,
     );
     expect(Number(heavy!.n)).toBe(plan.heavyPersonal + plan.heavyOrgs * plan.heavyOrgSize);
+    // Renewal dates years in the past, and the evergreen ones rolled forward as the job would:
+    // none is left before yesterday for the lists to read by the rule.
+    const [renewals] = await handle.query<{ past: string; rolled: string; stale: string }>(
+      `select count(*) filter (where status = 'completed' and renewal_date < (now() at time zone 'UTC')::date - 365) as past,
+              count(*) filter (where next_renewal_date > renewal_date) as rolled,
+              count(*) filter (where status = 'completed' and auto_renewal and renewal_term is not null and next_renewal_date < (now() at time zone 'UTC')::date - 1) as stale
+       from contracts`,
+    );
+    expect(Number(renewals!.past)).toBeGreaterThan(N / 50);
+    expect(Number(renewals!.rolled)).toBeGreaterThan(N / 50);
+    expect(Number(renewals!.stale)).toBe(0);
     // Progress: the rows written, the step under way and the time since the start.
     const inserting = lines.map((l) => /^\[\d+\.\d s\] contracts: inserting rows (\d+) to \d+; contracts written: ([\d,]+) of 3,000$/.exec(l)).filter((m) => m !== null);
     // Each chunk reports the rows written before it.
