@@ -178,7 +178,8 @@ export const contracts = pgTable(
     // with nulls last, the order of sort=expiration_date and sort=renewal_date.
     //
     // In the database (migration 0012) these four also carry INCLUDE (status,
-    // expiration_date, renewal_date, auto_renewal): a date window sorted by the OTHER date
+    // expiration_date, renewal_date, auto_renewal; the expiration pair, since 0019, every
+    // date and renewal_term, as the indexes below): a date window sorted by the OTHER date
     // reads its range index-only (db/queries/contracts/plan.ts, WINDOW_FEW_MATCHES; Postgres
     // uses an index-only scan for an expression only when its columns are in the index).
     // Drizzle cannot write INCLUDE, so the migration is written by hand and the key columns
@@ -409,12 +410,16 @@ export const accessTokens = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, precision: 3 }),
     expiresAt: timestamp('expires_at', { withTimezone: true, precision: 3 }),
     revokedAt: timestamp('revoked_at', { withTimezone: true, precision: 3 }),
+    // Calendar feeds: how many days before a notice deadline its event's reminder shows
+    // (lib/calendar.ts; null: the default, for feeds made before the choice existed).
+    noticeReminderDays: smallint('notice_reminder_days'),
   },
   (t) => [
     index('access_tokens_user_idx').on(t.userId, t.kind, t.createdAt.desc()),
     index('access_tokens_organization_idx').on(t.organizationId, t.createdAt.desc()).where(sql`${t.organizationId} IS NOT NULL`),
     check('access_tokens_one_owner', sql`(${t.userId} IS NULL) <> (${t.organizationId} IS NULL)`),
     check('access_tokens_organization_keys', sql`${t.organizationId} IS NULL OR ${t.kind} = 'api_key'`),
+    check('access_tokens_notice_reminder_days', sql`${t.noticeReminderDays} IS NULL OR (${t.kind} = 'calendar_feed' AND ${t.noticeReminderDays} BETWEEN 0 AND 60)`),
   ],
 );
 

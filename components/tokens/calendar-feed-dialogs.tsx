@@ -1,6 +1,7 @@
 'use client';
 
-import type { ReactNode } from 'react';
+import { useId, useState, type ReactNode } from 'react';
+import { DEFAULT_NOTICE_REMINDER_DAYS, NOTICE_REMINDER_CHOICES } from '@/lib/calendar';
 import { TOKEN_NAME_MAX_LENGTH } from '@/lib/tokens';
 import { trpc } from '../trpc-client';
 import { CreateDialog, ShownNextToField } from './create-dialog';
@@ -37,6 +38,8 @@ export function CreateCalendarFeedDialog({
   onCreated: (feed: CreatedFeed) => Promise<void> | void;
 }) {
   const restrictions = useKeyRestrictions();
+  const [reminderDays, setReminderDays] = useState<number>(DEFAULT_NOTICE_REMINDER_DAYS);
+  const reminderId = useId();
   return (
     <CreateDialog
       title={title}
@@ -50,11 +53,24 @@ export function CreateCalendarFeedDialog({
       onSubmit={async (name) => {
         if (organizations && !restrictions.check({ checkAccess: true })) throw new ShownNextToField('access');
         const result = await trpc.calendarFeeds.create
-          .mutate({ name, ...(organizations ? { access: restrictions.access } : {}) })
+          .mutate({ name, noticeReminderDays: reminderDays, ...(organizations ? { access: restrictions.access } : {}) })
           .catch((e: unknown) => restrictions.fail(e));
         await onCreated({ name: result.token.name, url: result.url, webcalUrl: result.webcalUrl });
       }}
     >
+      <div className="field">
+        <label htmlFor={reminderId}>Reminder before a notice deadline</label>
+        <select id={reminderId} value={reminderDays} aria-describedby={`${reminderId}-hint`} onChange={(e) => setReminderDays(Number(e.target.value))}>
+          {NOTICE_REMINDER_CHOICES.map((days) => (
+            <option key={days} value={days}>
+              {days === 0 ? 'On the day' : `${days} days before`}
+            </option>
+          ))}
+        </select>
+        <span id={`${reminderId}-hint`} className="hint">
+          Each “Give notice by” event reminds you this long before the last day to stop a renewal.
+        </span>
+      </div>
       {organizations ? (
         <AccessFieldset
           legend="Contracts in the feed"

@@ -247,6 +247,8 @@ export interface NewTokenValues {
   accessOrganizationIds: string[];
   permissions: string[];
   allowedAddresses: string[];
+  /** Calendar feeds: days before a notice deadline its reminder shows. */
+  noticeReminderDays?: number;
 }
 
 export async function insertToken(db: Database, values: NewTokenValues): Promise<TokenListRow> {
@@ -334,4 +336,10 @@ export async function touchTokenLastUsed(db: Database, id: string, now: Date, mi
     .where(
       and(eq(accessTokens.id, id), or(isNull(accessTokens.lastUsedAt), lte(accessTokens.lastUsedAt, new Date(now.getTime() - minIntervalMs)))),
     );
+}
+
+/** A calendar feed's reminder before a notice deadline, in days (null: the default). */
+export async function feedNoticeReminderDays(db: Database, tokenId: string): Promise<number | null> {
+  const [row] = await db.select({ days: accessTokens.noticeReminderDays }).from(accessTokens).where(eq(accessTokens.id, tokenId));
+  return row?.days ?? null;
 }

@@ -182,7 +182,9 @@ const DEMO_CONTRACTS: DemoContract[] = [
     key: 'acme-8', user: 'bob', org: 'acme', title: 'Laptop Leasing', status: 'completed',
     fileName: 'laptops.pdf', fileSize: 120_000, ageDays: 40,
     extracted: {
-      expirationDate: '2026-11-30', renewalDate: '2026-11-01', autoRenewal: true, contractValue: 86_400.75,
+      // Renewing every year since 2023: the extracted date is years back, the next renewal
+      // rolls forward (docs/api-guide.md, "Renewal decisions").
+      expirationDate: '2026-11-30', renewalDate: '2023-11-01', autoRenewal: true, contractValue: 86_400.75,
       noticePeriod: 'P3M', renewalTerm: 'P1Y',
       currency: 'GBP', provider: 'LeaseIT Ltd', client: 'Acme Corp',
       summary: '120 laptops on a 36-month operating lease.', confidenceScore: 0.79,

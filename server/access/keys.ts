@@ -1,3 +1,4 @@
+import { DEFAULT_NOTICE_REMINDER_DAYS, MAX_NOTICE_REMINDER_DAYS } from '@/lib/calendar';
 import type { Database } from '@/db/client';
 import { selectMemberships, selectRole, selectUserEmails } from '@/db/queries/memberships';
 import {
@@ -109,10 +110,22 @@ export async function createApiKey(db: Database, userId: string, input: CreateKe
   return createToken(db, 'api_key', userId, input, now, { access, permissions, allowedAddresses });
 }
 
-/** A calendar feed with an access choice (no permissions or addresses: calendar apps read from anywhere). */
-export async function createCalendarFeed(db: Database, userId: string, input: NewToken & { access?: Access }, now = new Date()): Promise<{ secret: string; token: TokenDetails }> {
+/**
+ * A calendar feed with an access choice (no permissions or addresses: calendar apps read
+ * from anywhere) and the days before a notice deadline its reminder shows.
+ */
+export async function createCalendarFeed(
+  db: Database,
+  userId: string,
+  input: NewToken & { access?: Access; noticeReminderDays?: number },
+  now = new Date(),
+): Promise<{ secret: string; token: TokenDetails }> {
   const access = await checkAccess(db, userId, input.access);
-  return createToken(db, 'calendar_feed', userId, input, now, { access, permissions: [...DEFAULT_PERMISSIONS], allowedAddresses: [] });
+  const noticeReminderDays = input.noticeReminderDays ?? DEFAULT_NOTICE_REMINDER_DAYS;
+  if (!Number.isInteger(noticeReminderDays) || noticeReminderDays < 0 || noticeReminderDays > MAX_NOTICE_REMINDER_DAYS) {
+    throw bad('noticeReminderDays', `The reminder must be a whole number of days from 0 to ${MAX_NOTICE_REMINDER_DAYS}.`);
+  }
+  return createToken(db, 'calendar_feed', userId, input, now, { access, permissions: [...DEFAULT_PERMISSIONS], allowedAddresses: [], noticeReminderDays });
 }
 
 /**

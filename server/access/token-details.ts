@@ -10,6 +10,8 @@ export interface Restrictions {
   access: Access;
   permissions: string[];
   allowedAddresses: string[];
+  /** Calendar feeds only: days before a notice deadline its reminder shows. */
+  noticeReminderDays?: number;
 }
 
 export function accessOfRow(row: Pick<TokenListRow, 'accessAll' | 'accessPersonal' | 'accessOrganizationIds' | 'organizationId'>): Access {

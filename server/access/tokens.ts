@@ -117,6 +117,7 @@ export async function createToken(
     accessOrganizationIds: access.kind === 'chosen' ? access.organizationIds : [],
     permissions: restrictions?.permissions ?? ['contracts:read', 'contracts:export'],
     allowedAddresses: restrictions?.allowedAddresses ?? [],
+    ...(restrictions?.noticeReminderDays !== undefined ? { noticeReminderDays: restrictions.noticeReminderDays } : {}),
   };
   const limit = MAX_ACTIVE_TOKENS[kind];
   const full = () =>

@@ -1,5 +1,5 @@
 import type { ContractDetailRow } from '@/db/queries/contracts/columns';
-import { FEED_WINDOW_DAYS } from '@/lib/calendar';
+import { DEFAULT_NOTICE_REMINDER_DAYS, FEED_WINDOW_DAYS } from '@/lib/calendar';
 import { showsExtractedData } from '@/lib/contracts';
 import { describeDuration, renewalDecision } from '@/lib/renewal-dates';
 import { addDays, utcToday } from '@/server/dates';
@@ -8,7 +8,7 @@ import { allDayEvent, calendarEnd, calendarStart, type AllDayEvent } from './ics
 /**
  * What a calendar feed says about contracts: one all-day event per expiration date, per
  * next renewal (an evergreen contract at its next term, lib/renewal-dates.ts) and per
- * notice deadline, with a reminder NOTICE_REMINDER_DAYS before it. Dates exist only for completed contracts (the API shows extracted
+ * notice deadline, with a reminder the days before it the feed's owner chose. Dates exist only for completed contracts (the API shows extracted
  * data for those alone), and only dates from FEED_WINDOW_DAYS before today onwards are
  * listed: a year of history lets people look back at what just ended, while years of
  * expired contracts would only grow the file that every calendar app fetches again and again.
@@ -21,14 +21,14 @@ export interface FeedSettings {
   today: string;
   /** The first date listed (YYYY-MM-DD, inclusive). */
   windowStart: string;
+  /** Days before a notice deadline its reminder shows (the feed's choice). */
+  noticeReminderDays: number;
 }
 
-export function feedSettings(origin: string, now: Date): FeedSettings {
-  return { origin, today: utcToday(now), windowStart: windowStartOf(now) };
+/** `noticeReminderDays`: the feed's choice; a feed made before there was one has the default, two weeks. */
+export function feedSettings(origin: string, now: Date, noticeReminderDays: number | null = null): FeedSettings {
+  return { origin, today: utcToday(now), windowStart: windowStartOf(now), noticeReminderDays: noticeReminderDays ?? DEFAULT_NOTICE_REMINDER_DAYS };
 }
-
-/** Days before a notice deadline its reminder shows: two weeks to decide and send the notice. */
-export const NOTICE_REMINDER_DAYS = 14;
 
 /**
  * An event's UID: the contract's id (a UUID, unique everywhere), what the date is, and the
@@ -109,7 +109,7 @@ export function contractEvents(row: ContractDetailRow, settings: FeedSettings): 
       date: noticeDeadline,
       summary: `Give notice by: ${row.title}`,
       description: [...noticeLines(row, nextRenewalDate!), common.description].join('\n'),
-      alarmDaysBefore: NOTICE_REMINDER_DAYS,
+      alarmDaysBefore: settings.noticeReminderDays,
     });
   }
   return events;

@@ -1,3 +1,4 @@
+import { feedNoticeReminderDays } from '@/db/queries/tokens';
 import { createHash } from 'node:crypto';
 import type { ContractDetailRow } from '@/db/queries/contracts/columns';
 import { FEED_FILE_SUFFIX, FEED_PATH_PREFIX } from '@/lib/calendar';
@@ -39,7 +40,7 @@ export async function serveCalendarFeed(req: Request, ctx: RequestContext, respo
   const caller = await authenticate(ctx, feedCredential(req.url));
   rejectQueryParameters(req.url, [], 'The calendar feed takes no query parameters: its address is the one shown when it was created.');
   const now = new Date();
-  const settings = feedSettings(originOf(req), now);
+  const settings = feedSettings(originOf(req), now, await feedNoticeReminderDays(ctx.db, caller.tokenId));
   // Only completed contracts have dates to show (the API's rule for extracted data), and
   // only those with a date in the window are read.
   const read = () => contractsInPages(ctx.readDb, caller.scope, { status: EXTRACTED_DATA_STATUS, datesFrom: settings.windowStart, today: settings.today }, PAGE_SIZE);

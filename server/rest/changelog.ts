@@ -45,7 +45,7 @@ export const CHANGELOG: readonly ChangelogEntry[] = [
     kind: 'added',
     title: 'Calendar feed: notice deadlines with a reminder, renewals at the next term',
     body:
-      'The calendar feed has an all-day event per notice deadline ("Give notice by: TITLE", UID `<contract id>-notice@contract-data-api`), whose description says which renewal the notice stops and the term it would start, with a display reminder (`VALARM`) 14 days before. Renewal events stand at `next_renewal_date`: an auto-renewing contract whose extracted renewal date has passed shows its next term, under the same UID, so calendar apps move the event instead of adding one.',
+      'The calendar feed has an all-day event per notice deadline ("Give notice by: TITLE", UID `<contract id>-notice@contract-data-api`), whose description says which renewal the notice stops and the term it would start, with a display reminder (`VALARM`) before it: the days the feed\'s owner chose when creating the feed (on the day, 3, 7, 14, 30 or 60), 14 by default. Renewal events stand at `next_renewal_date`: an auto-renewing contract whose extracted renewal date has passed shows its next term, under the same UID, so calendar apps move the event instead of adding one.',
   },
   {
     date: '2026-12-03',

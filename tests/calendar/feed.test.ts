@@ -6,6 +6,7 @@ import type { DatabaseHandle } from '@/db/client';
 import { setProcessDatabase } from '@/server/database';
 import { accessTokens, contracts, memberships, users, type NewContract } from '@/db/schema';
 import { DEMO_ORGS, DEMO_USERS, demoContractId, demoContractRows, seedDemo } from '@/db/seed/demo';
+import { createCalendarFeed } from '@/server/access/keys';
 import { TOKEN_FORMATS } from '@/server/access/token-format';
 import { weakEtag } from '@/server/http/conditional';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
@@ -133,8 +134,8 @@ const byUid = (a: { uid: string }, b: { uid: string }) => (a.uid < b.uid ? -1 : 
 
 /**
  * [contract key, kind, date, summary]: alice's completed contracts (personal and Acme's),
- * read off db/seed/demo.ts by hand: renewals at their next date (acme-8 renewed on
- * 2026-11-01 for a year), notice deadlines at renewal − notice period.
+ * read off db/seed/demo.ts by hand: renewals at their next date (acme-8, yearly since
+ * 2023-11-01, renewed on 2026-11-01 for a year), notice deadlines at renewal − notice period.
  */
 const ALICE_EVENTS: [string, 'expiration' | 'renewal' | 'notice', string, string][] = [
   ['alice-1', 'expiration', '2027-03-31', 'Expires: Freelance Design Retainer'],
@@ -221,6 +222,16 @@ describe('GET /api/v1/calendar/{token}.ics', () => {
     const alarm = vevent.getFirstSubcomponent('valarm')!;
     expect(alarm.getFirstPropertyValue('action')).toBe('DISPLAY');
     expect(String(alarm.getFirstPropertyValue('trigger'))).toBe('-P14D');
+    // The owner's choice when creating the feed: 3 days before; more than 60 is refused, and only a feed has one.
+    const chosen = await createCalendarFeed(handle.db, owner, { name: 'three days', noticeReminderDays: 3 });
+    everyToken.push(chosen.secret);
+    const threeDays = new ICAL.Component(ICAL.parse((await fetchFeed(`${chosen.secret}.ics`)).text))
+      .getAllSubcomponents('vevent')
+      .find((v) => v.getFirstPropertyValue('uid') === notice.uid)!;
+    expect(String(threeDays.getFirstSubcomponent('valarm')!.getFirstPropertyValue('trigger'))).toBe('-P3D');
+    await expect(createCalendarFeed(handle.db, owner, { name: 'too early', noticeReminderDays: 61 })).rejects.toMatchObject({ code: 'invalid_request' });
+    const apiKey = await newApiKey(handle.db, owner);
+    await expect(handle.query(`UPDATE access_tokens SET notice_reminder_days = 7 WHERE id = $1`, [apiKey.id])).rejects.toThrow(/access_tokens_notice_reminder_days/);
     // The renewal passes: a day later the same two events (same UIDs) stand at the next term, 2026-12-31 (from the 31st again).
     setClock(new Date('2026-12-01T06:00:00.000Z'));
     try {

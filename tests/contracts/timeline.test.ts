@@ -10,8 +10,8 @@ import { createTestDatabase } from '../helpers/db';
 /**
  * The chart's figures on the demo data (db/seed/demo.ts) plus a few edge-case contracts of
  * one extra user, with "today" fixed at 2026-11-22: the window is [2026-11-22, 2027-11-01),
- * today included, every date before it left out (acme-8 renewed on 2026-11-01, 21 days
- * earlier: not upcoming).
+ * today included, every date before it left out (acme-8, renewing yearly since 2023-11-01,
+ * renewed on 2026-11-01, 21 days earlier: its next renewal is 2027-11-01, after the window).
  * Every expectation below is worked out by hand from the seed's dates, values and
  * currencies.
  */
@@ -180,7 +180,7 @@ describe('bob and carol', () => {
     expect(t.months[0]!.month).toBe('2027-03');
     expect(t.months[11]!.month).toBe('2028-02');
     // alice-1 renewed on 03-01, four days before: it renews next on 04-01 (monthly), beside
-    // acme-1; acme-8 (yearly since 2026-11-01) next on 2027-11-01, acme-3 on 2028-01-01.
+    // acme-1; acme-8 (yearly since 2023-11-01) next on 2027-11-01, acme-3 on 2028-01-01.
     expect(counts(t)).toEqual({ '2027-03': [0, 1], '2027-04': [2, 0], '2027-06': [0, 1], '2027-11': [1, 0], '2028-01': [1, 0] });
   });
 });

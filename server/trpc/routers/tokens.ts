@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { selectMemberships } from '@/db/queries/memberships';
-import { feedUrlOf, webcalUrlOf } from '@/lib/calendar';
+import { feedUrlOf, MAX_NOTICE_REMINDER_DAYS, webcalUrlOf } from '@/lib/calendar';
 import { API_KEY_EXPIRY_CHOICES, DEFAULT_API_KEY_EXPIRY, TOKEN_NAME_MAX_LENGTH } from '@/lib/tokens';
 import { accessInput, allowedAddressesInput, graceHoursInput, keyOwnerInput, permissionsInput } from '@/server/access/key-inputs';
 import {
@@ -80,7 +80,9 @@ export const organizationKeysRouter = router({
 /** A feed's token is shown once, inside the feed's addresses (https and webcal). */
 export const calendarFeedsRouter = router({
   list: protectedProcedure.query(({ ctx }) => listTokens(ctx.db, 'calendar_feed', ctx.user.id)),
-  create: verifiedProcedure.input(z.object({ name, access: accessInput.optional() })).mutation(async ({ ctx, input }) => {
+  create: verifiedProcedure
+    .input(z.object({ name, access: accessInput.optional(), noticeReminderDays: z.int().min(0).max(MAX_NOTICE_REMINDER_DAYS).optional() }))
+    .mutation(async ({ ctx, input }) => {
     const created = await createCalendarFeed(ctx.db, ctx.user.id, input);
     const url = feedUrlOf(validatedPublicOrigin(ctx.headers), created.secret);
     return { ...created, url, webcalUrl: webcalUrlOf(url) };

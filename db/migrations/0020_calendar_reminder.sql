@@ -1,0 +1,2 @@
+ALTER TABLE "access_tokens" ADD COLUMN "notice_reminder_days" smallint;--> statement-breakpoint
+ALTER TABLE "access_tokens" ADD CONSTRAINT "access_tokens_notice_reminder_days" CHECK ("access_tokens"."notice_reminder_days" IS NULL OR ("access_tokens"."kind" = 'calendar_feed' AND "access_tokens"."notice_reminder_days" BETWEEN 0 AND 60));
