@@ -54,6 +54,10 @@ test('create a calendar feed, see its address once, read it as a calendar app, r
     await expect(dialog).toBeVisible();
     await expect(dialog.getByLabel('Name')).toBeFocused();
     await dialog.getByLabel('Name').fill(name);
+    // Two weeks by default; this feed reminds a week before each notice deadline.
+    const reminder = dialog.getByLabel('Reminder before a notice deadline');
+    await expect(reminder).toHaveValue('14');
+    await reminder.selectOption({ label: '7 days before' });
     await dialog.getByRole('button', { name: 'Create feed' }).click();
     await expect(dialog).toBeHidden();
   });
@@ -99,11 +103,15 @@ test('create a calendar feed, see its address once, read it as a calendar app, r
     expect(res.headers['cache-control']).toBe('private, max-age=300');
     expectDocumented(doc, feedOperation, res, 'GET the new feed');
     const calendar = new ICAL.Component(ICAL.parse(res.text));
-    const summaries = calendar.getAllSubcomponents('vevent').map((v) => new ICAL.Event(v).summary);
-    // alice sees her personal contracts and Acme's: 14 dates (tests/calendar/feed.test.ts lists them).
-    expect(summaries).toHaveLength(14);
+    const events = calendar.getAllSubcomponents('vevent');
+    const summaries = events.map((v) => new ICAL.Event(v).summary);
+    // alice sees her personal contracts and Acme's: 19 dates, notice deadlines included (tests/calendar/feed.test.ts lists them).
+    expect(summaries).toHaveLength(19);
     expect(summaries).toContain('Renews automatically: Salesforce Enterprise Subscription');
     expect(summaries).toContain('Expires: Apartment Lease, "Rue de Rivoli"');
+    // The notice deadline's reminder is the one chosen in the dialog.
+    const notice = events.find((v) => new ICAL.Event(v).summary === 'Give notice by: Salesforce Enterprise Subscription')!;
+    expect(String(notice.getFirstSubcomponent('valarm')!.getFirstPropertyValue('trigger'))).toBe('-P7D');
     // last_used_at is written after the response, without delaying it.
     await expect
       .poll(
