@@ -1,4 +1,5 @@
 import { describeDuration } from '@/lib/renewal-dates';
+import { decisionInWords } from './renewal-words';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import type { ContractStatus } from '@/lib/contracts';
@@ -135,22 +136,6 @@ function Extracted({ data, today }: { data: ExtractedData; today: string }) {
       )}
     </>
   );
-}
-
-/**
- * How the next renewal and the deadline were computed, in words (the rule of
- * lib/renewal-dates.ts): "Renews on 1 Mar 2027, 90 days' notice: act by 1 Dec 2026."
- */
-export function decisionInWords(data: ExtractedData, today: string): string {
-  const { renewal_date: renewal, next_renewal_date: next, notice_deadline: deadline, notice_period: notice, renewal_term: term, auto_renewal: auto } = data;
-  if (next === null) return 'No renewal date was found in this contract, so there is no renewal to act on.';
-  const rolled = renewal !== null && next !== renewal && term !== null ? `Renewed on ${formatDate(renewal)} and every ${describeDuration(term)} since: ` : '';
-  const renews = `${rolled}${rolled ? 'renews' : 'Renews'} next on ${formatDate(next)}`;
-  if (auto !== true) return `${renews}. It does not renew automatically, so no notice is needed to stop it.`;
-  if (notice === null || deadline === null) return `${renews}, automatically. No notice period was found: check the contract for how to stop it.`;
-  const act = deadline < today ? `the deadline, ${formatDate(deadline)}, has passed: this renewal can no longer be stopped` : `act by ${formatDate(deadline)}`;
-  const period = describeDuration(notice);
-  return `${renews}, automatically; ${period}${period.endsWith('s') ? "'" : "'s"} notice: ${act}.`;
 }
 
 /** The score as a percentage, a bar and a word: the bar alone would say nothing to a screen reader. */

@@ -8,6 +8,7 @@ import { planWithFigures } from '@/db/queries/contracts/planning';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import type { SortField } from '@/lib/contracts';
 import { renewalDecision } from '@/lib/renewal-dates';
+import { rollRenewalDates } from '@/db/queries/contracts/rolling';
 import { rollRenewals } from '@/server/contracts/rolling';
 import { addDays } from '@/server/dates';
 import { readingFigures, walkByCursor, walkingFigures } from '../helpers/contract-pages';
@@ -214,4 +215,27 @@ describe('renewal decisions in the database', () => {
       }
     }
   }, 300_000);
+
+  it('the job picks only rows that move: a term whose next renewal is past the year 9999 is not rolled again and again', async () => {
+    const other = '00000000-0000-4000-8000-0000000f0002';
+    await handle.db.insert(users).values({ id: other, email: 'renewal-decisions-far@example.com' });
+    const far = (n: number): NewContract => ({
+      id: `00000000-0000-4000-8000-0000000f09${String(n).padStart(2, '0')}`,
+      ownerId: other,
+      title: `Far term ${n}`,
+      status: 'completed',
+      fileName: 'f.pdf',
+      fileSize: 1,
+      renewalDate: '2020-01-01',
+      autoRenewal: true,
+      renewalTerm: 'P8000Y',
+    });
+    await handle.db.insert(contracts).values([far(1), far(2), far(3)]);
+    const day = addDays(today(), 1000);
+    // Batches of two: without the guard each would pick two of these and "roll" them unchanged.
+    await rollRenewals(handle.db, day);
+    expect(await rollRenewalDates(handle.db, addDays(day, -1), 2)).toBe(0);
+    const [row] = await handle.query<{ next: string }>(`SELECT next_renewal_date::text AS next FROM contracts WHERE id = '${far(1).id}'`);
+    expect(row!.next).toBe('2020-01-01');
+  });
 });

@@ -1,4 +1,4 @@
-import { inArray, sql } from 'drizzle-orm';
+import { and, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../../client';
 import { contracts } from '../../schema';
 import { staleOn } from './expressions';
@@ -13,10 +13,17 @@ import { staleOn } from './expressions';
  * Returns how many rows it rolled (fewer than `batch`: none left).
  */
 export async function rollRenewalDates(db: Database, day: string, batch: number): Promise<number> {
+  // Only rows that move: a term whose next renewal would fall after the year 9999 (the
+  // rule keeps the extracted date) would otherwise be picked by every batch, forever.
   const due = db
     .select({ id: contracts.id })
     .from(contracts)
-    .where(staleOn(sql`${day}::date`))
+    .where(
+      and(
+        staleOn(sql`${day}::date`),
+        sql`contract_next_renewal(${contracts.renewalDate}, ${contracts.autoRenewal}, ${contracts.renewalTerm}, ${day}::date) >= ${day}::date`,
+      ),
+    )
     .limit(batch)
     .for('update', { skipLocked: true });
   const rolled = await db
