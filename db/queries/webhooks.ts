@@ -4,16 +4,7 @@ import { executeRows, runStatement, type Database, type Statement } from '../cli
 import { contracts, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from '../schema';
 import { accessibleTo, accessValues, endpointMaySee, type CallerScope } from './access';
 import { detailColumns, type ContractDetailRow } from './contracts/columns';
-import {
-  computedNextRenewalDate,
-  computedNoticeDeadline,
-  exactKey,
-  isFresh,
-  isStale,
-  visibleExpirationDate,
-  visibleNextRenewalDate,
-  visibleNoticeDeadline,
-} from './contracts/expressions';
+import { exactKey, onRollingDate, visibleExpirationDate } from './contracts/expressions';
 
 /** The dates the *_upcoming events count down to: the expiration, the next renewal, the notice deadline. */
 export type UpcomingKind = 'renewal' | 'expiration' | 'notice_deadline';
@@ -495,9 +486,9 @@ export function selectUpcomingSubscribers(db: Database) {
  */
 export function upcomingStatement(scope: CallerScope, kind: UpcomingKind, from: string, to: string): Statement<(ContractDetailRow & { date: string })[]> {
   const inWindow = (date: SQL) => sql`${date} BETWEEN ${sql.placeholder('from')}::date AND ${sql.placeholder('to')}::date`;
-  const rolling = { renewal: [visibleNextRenewalDate, computedNextRenewalDate, 'next_renewal_date'], notice_deadline: [visibleNoticeDeadline, computedNoticeDeadline, 'notice_deadline'] } as const;
-  const date = kind === 'expiration' ? visibleExpirationDate : exactKey(rolling[kind][2]);
-  const where = kind === 'expiration' ? inWindow(visibleExpirationDate) : sql`((${inWindow(rolling[kind][0])} AND ${isFresh}) OR (${isStale} AND ${inWindow(rolling[kind][1])}))`;
+  const field = kind === 'renewal' ? 'next_renewal_date' : 'notice_deadline';
+  const date = kind === 'expiration' ? visibleExpirationDate : exactKey(field);
+  const where = kind === 'expiration' ? inWindow(visibleExpirationDate) : onRollingDate(field, inWindow);
   return {
     name: `webhooks.upcoming.${kind}`,
     build: (db) =>

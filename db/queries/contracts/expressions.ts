@@ -104,6 +104,17 @@ export interface Sort {
 
 export const DEFAULT_ORDER: Sort = { field: 'created_at', descending: true };
 
+/**
+ * `test` of a rolling date's value, as one clause that indexes can serve: the stored date
+ * (its index) for a fresh row, the rule's for a stale one (the rolling index). For the
+ * statements that read all paths at once (webhooks, the chart); the list splits the two
+ * into branches of their own (page.ts, count.ts).
+ */
+export function onRollingDate(field: 'next_renewal_date' | 'notice_deadline', test: (date: SQL) => SQL): SQL {
+  const key = SORT_KEYS[field];
+  return sql`((${test(key.expression)} AND ${isFresh}) OR (${isStale} AND ${test(key.rolled!)}))`;
+}
+
 /** The sort's key of any row: the stored value, or a stale row's by the rule (a rolled date). */
 export function exactKey(field: SortField): SQL {
   const key = SORT_KEYS[field];

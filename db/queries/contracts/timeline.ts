@@ -2,17 +2,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type PreparableQuery, type Statement } from '../../client';
 import { contracts } from '../../schema';
 import { accessibleTo, accessValues, ofOrganization, type CallerScope } from '../access';
-import {
-  computedNextRenewalDate,
-  computedNoticeDeadline,
-  exactKey,
-  isFresh,
-  isStale,
-  visibleContractValue,
-  visibleExpirationDate,
-  visibleNextRenewalDate,
-  visibleNoticeDeadline,
-} from './expressions';
+import { exactKey, onRollingDate, visibleContractValue, visibleExpirationDate } from './expressions';
 
 /**
  * Upcoming renewals (the next renewal: an evergreen contract at its next term),
@@ -71,8 +61,6 @@ export function contractTimelineStatement(scope: CallerScope, window: TimelineWi
     // The kind is a literal in the SQL text, not a parameter: an untyped parameter in a
     // UNION's select list would leave Postgres guessing its type.
     const inWindow = (date: SQL) => sql`(${date} >= ${sql.placeholder('from')}::date AND ${date} < ${sql.placeholder('to')}::date)`;
-    // A rolling date: the stored one (its index), or by the rule for a row not rolled yet.
-    const rolling = (stored: SQL, computed: SQL) => sql`((${inWindow(stored)} AND ${isFresh}) OR (${isStale} AND ${inWindow(computed)}))`;
     const events = (kind: TimelineKind, date: SQL, where: SQL) =>
       db
         .select({
@@ -83,9 +71,9 @@ export function contractTimelineStatement(scope: CallerScope, window: TimelineWi
         })
         .from(contracts)
         .where(and(access, where));
-    const upcoming = events('renewal', exactKey('next_renewal_date'), rolling(visibleNextRenewalDate, computedNextRenewalDate))
+    const upcoming = events('renewal', exactKey('next_renewal_date'), onRollingDate('next_renewal_date', inWindow))
       .unionAll(events('expiration', visibleExpirationDate, inWindow(visibleExpirationDate)))
-      .unionAll(events('notice', exactKey('notice_deadline'), rolling(visibleNoticeDeadline, computedNoticeDeadline)))
+      .unionAll(events('notice', exactKey('notice_deadline'), onRollingDate('notice_deadline', inWindow)))
       .as('upcoming');
     return db
       .select({
