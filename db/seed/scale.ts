@@ -260,13 +260,14 @@ async function loadScale(db: Database, plan: ScalePlan, run: Step, wrote: (rows:
       // the shared organisations.
       await segment(personal, userId(sql`1 + i % ${plan.users}`), sql`NULL::uuid`);
       await segment(rest - personal, userId(sql`1 + i % ${plan.users}`), orgId(sql`${firstSharedOrg} + i % ${sharedOrgs}`));
-      // The evergreen contracts rolled forward as the scheduled job would (as of yesterday:
-      // server/contracts/rolling.ts), before the indexes exist: the data is then what a
-      // deployment whose job runs holds, not a table read by the rule until it catches up.
+      // The evergreen contracts rolled forward as the scheduled job would (as of today, as
+      // it does from ten minutes past midnight: server/contracts/rolling.ts), before the
+      // indexes exist: the data is then what a deployment whose job runs holds, not a table
+      // read by the rule until it catches up.
       await run('contracts: rolling evergreen renewals forward (as the scheduled job does)', () =>
         tx.execute(sql`
-          UPDATE contracts SET next_renewal_date = (now() AT TIME ZONE 'UTC')::date - 1
-          WHERE status = 'completed' AND auto_renewal AND renewal_term IS NOT NULL AND next_renewal_date < (now() AT TIME ZONE 'UTC')::date - 1`),
+          UPDATE contracts SET next_renewal_date = (now() AT TIME ZONE 'UTC')::date
+          WHERE status = 'completed' AND auto_renewal AND renewal_term IS NOT NULL AND next_renewal_date < (now() AT TIME ZONE 'UTC')::date`),
       );
       // The table's parallel_workers (0 since migration 0016, for its queries) also decides
       // CREATE INDEX's: the builds get Postgres's own choice back, and the table its

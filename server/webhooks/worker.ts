@@ -31,7 +31,7 @@ import { DestinationError, parseDestination, type DestinationPolicy, type Resolv
 import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
 import { queueUpcomingEvents } from './upcoming';
-import { rollRenewals } from '@/server/contracts/rolling';
+import { rollingDay, rollRenewals } from '@/server/contracts/rolling';
 
 /**
  * The delivery worker: a plain transactional outbox in Postgres, no job library (pg-boss
@@ -156,7 +156,7 @@ export class WebhookWorker {
     }
     if (now.getTime() - this.lastRoll >= ROLL_INTERVAL_MS) {
       this.lastRoll = now.getTime();
-      await rollRenewals(this.db, utcToday(now), options.until).catch((error: unknown) =>
+      await rollRenewals(this.db, rollingDay(now), options.until).catch((error: unknown) =>
         this.log('rolling renewals forward failed; retried at the next interval', { reason: error instanceof Error ? error.name : 'unknown' }),
       );
     }

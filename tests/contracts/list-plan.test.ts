@@ -22,7 +22,8 @@ describe('which figures a plan reads', () => {
     ['no filter: none (no statement before the page)', request([]), {}],
     ['status, auto_renewal: none', request(['status', 'autoRenewal'], 'title', { status: 'completed' }), {}],
     ['a window sorted by its own date: none', request(['expirationFrom', 'expirationTo'], 'expiration_date'), {}],
-    ['a window sorted by created_at: none', request(['renewalFrom', 'renewalTo']), {}],
+    ['an expiration window sorted by created_at: none', request(['expirationFrom', 'expirationTo']), {}],
+    ['a renewal window (the next renewal) sorted by created_at: the stale probe only', request(['renewalFrom', 'renewalTo']), { stale: true }],
     ['updated_since sorted by updated_at: none', request(['updatedSince'], '-updated_at'), {}],
     ['updated_since sorted by title: its range, capped', request(['updatedSince'], 'title'), { choice: { kind: 'range', few: FEW_MATCHES } }],
     [
@@ -33,13 +34,13 @@ describe('which figures a plan reads', () => {
     [
       'a renewal window with updated_since sorted by expiration date: the window first',
       request(['renewalFrom', 'updatedSince'], 'expiration_date'),
-      { choice: { kind: 'window', date: 'renewal', bounds: ['renewalFrom'], few: WINDOW_FEW_MATCHES } },
+      { choice: { kind: 'window', date: 'renewal', bounds: ['renewalFrom'], few: WINDOW_FEW_MATCHES }, stale: true },
     ],
     ['an expiration window with updated_since sorted by title: updated_since', request(['expirationTo', 'updatedSince'], 'title'), { choice: { kind: 'range', few: FEW_MATCHES } }],
     [
       'q with a window, any sort: the window, and the window for the capped count',
       request(['renewalTo', 'search'], 'title', { searchCap: 1000 }),
-      { choice: { kind: 'window', date: 'renewal', bounds: ['renewalTo'], few: WINDOW_FEW_MATCHES }, searchRange: { kind: 'window', date: 'renewal', bounds: ['renewalTo'] } },
+      { choice: { kind: 'window', date: 'renewal', bounds: ['renewalTo'], few: WINDOW_FEW_MATCHES }, searchRange: { kind: 'window', date: 'renewal', bounds: ['renewalTo'] }, stale: true },
     ],
     ['q alone, capped: the paths\' counters for the count only', request(['search'], 'title', { searchCap: 1000 }), { searchRange: { kind: 'path' } }],
     ['q alone, not capped: none', request(['search'], 'title'), {}],
@@ -132,13 +133,16 @@ describe('rows the job has not rolled forward yet', () => {
     ['a status other than completed sorted by next renewal: none (a stale row is completed)', request(['status'], 'next_renewal_date', { status: 'pending' }), false],
   ])('%s', (_, req, stale) => {
     const figures = figuresNeeded(req).choice ? { inRange: [0, 0, 0] } : {};
+    expect(figuresNeeded(req).stale ?? false).toBe(stale);
     expect(planList(req, figures).page.stale).toBe(stale);
+    // The figures' probe found none in any path: no stale branch (the job ran today).
+    expect(planList(req, { ...figures, staleRows: false }).page.stale).toBe(false);
   });
 
   it('reads a notice window sorted by expiration date from the window, and says that stale rows are read apart', () => {
     const req = request(['noticeFrom', 'noticeTo'], 'expiration_date');
-    expect(figuresNeeded(req)).toEqual({ choice: { kind: 'window', date: 'notice', bounds: ['noticeFrom', 'noticeTo'], few: WINDOW_FEW_MATCHES } });
-    const plan = planList(req, { inRange: [10, WINDOW_FEW_MATCHES, 0] });
+    expect(figuresNeeded(req)).toEqual({ choice: { kind: 'window', date: 'notice', bounds: ['noticeFrom', 'noticeTo'], few: WINDOW_FEW_MATCHES }, stale: true });
+    const plan = planList(req, { inRange: [10, WINDOW_FEW_MATCHES, 0], staleRows: true });
     expect(plan.page.reads).toEqual(['window', 'walk', 'window']);
     expect(plan.total).toEqual({ source: 'date-counters' });
     expect(describePlan(plan, ['personal', 'o1', 'o2'])).toContain(

@@ -4,12 +4,12 @@ import type { DatabaseHandle } from '@/db/client';
 import { countContracts } from '@/db/queries/contracts/count';
 import type { ContractFilters } from '@/db/queries/contracts/filters';
 import { selectContractPage, selectPlannedPage } from '@/db/queries/contracts/page';
-import { planWithFigures } from '@/db/queries/contracts/planning';
+import { planContractList, planWithFigures } from '@/db/queries/contracts/planning';
 import { contracts, memberships, organizations, users, type NewContract } from '@/db/schema';
 import type { SortField } from '@/lib/contracts';
 import { renewalDecision } from '@/lib/renewal-dates';
 import { rollRenewalDates } from '@/db/queries/contracts/rolling';
-import { rollRenewals } from '@/server/contracts/rolling';
+import { rollingDay, rollRenewals } from '@/server/contracts/rolling';
 import { addDays } from '@/server/dates';
 import { readingFigures, walkByCursor, walkingFigures } from '../helpers/contract-pages';
 import { createTestDatabase } from '../helpers/db';
@@ -189,12 +189,19 @@ describe('renewal decisions in the database', () => {
     const later = addDays(today(), 400);
     expect(await staleRows(later)).toBeGreaterThan(50);
     await expectRuleAnswers(later);
-    // The job rolls as of the day before: none is left before it, that day's renewals stay stale.
-    expect(await rollRenewals(handle.db, later)).toBeGreaterThan(50);
+    // The job rolls as of yesterday in the first minutes of a day: that day's renewals stay stale.
+    expect([rollingDay(new Date('2027-03-01T00:09:59Z')), rollingDay(new Date('2027-03-01T00:10:00Z'))]).toEqual(['2027-02-28', '2027-03-01']);
+    expect(await rollRenewals(handle.db, rollingDay(new Date(`${later}T00:05:00Z`)))).toBeGreaterThan(50);
     expect(await staleRows(addDays(later, -1))).toBe(0);
     expect(await staleRows(later)).toBeLessThan(10);
     await expectRuleAnswers(later);
     await expectRuleAnswers(addDays(later, -1));
+    // Then as of today: none is left, and a list plans no stale branch (the figures' probe).
+    await rollRenewals(handle.db, rollingDay(new Date(`${later}T00:15:00Z`)));
+    expect(await staleRows(later)).toBe(0);
+    const planned = await planContractList(handle.db, scope, { noticeFrom: later, noticeTo: addDays(later, 30), today: later }, { sort: { field: 'notice_deadline', descending: false } });
+    expect(planned!.plan.page.stale).toBe(false);
+    await expectRuleAnswers(later);
     // Rolled rows keep their updated_at: the contract's data did not change.
     const moved = await handle.query<{ n: string }>(`SELECT count(*) AS n FROM contracts WHERE updated_at >= '2026-02-01'`);
     expect(Number(moved[0]!.n)).toBe(0);
@@ -234,7 +241,7 @@ describe('renewal decisions in the database', () => {
     const day = addDays(today(), 1000);
     // Batches of two: without the guard each would pick two of these and "roll" them unchanged.
     await rollRenewals(handle.db, day);
-    expect(await rollRenewalDates(handle.db, addDays(day, -1), 2)).toBe(0);
+    expect(await rollRenewalDates(handle.db, day, 2)).toBe(0);
     const [row] = await handle.query<{ next: string }>(`SELECT next_renewal_date::text AS next FROM contracts WHERE id = '${far(1).id}'`);
     expect(row!.next).toBe('2020-01-01');
   });

@@ -5,7 +5,7 @@ import { accessPaths, accessPathValues, accessShapeName, counterPaths, countPath
 import { DEFAULT_ORDER, isCompleted, isFresh, isStale, orderTerms, SORT_KEYS, type DateWindow } from './expressions';
 import { COUNTER_KIND } from './figures';
 import { filterClauses, FILTERS, filterShapeName, isCommonFilterShape, searchOffIndex, staleFilterClauses, windowBounds, type ContractFilters, type FilterShape } from './filters';
-import type { Figures, ListPlan, SearchRange } from './plan';
+import { readsStaleRows, type Figures, type ListPlan, type SearchRange } from './plan';
 import { planContractList, planWithFigures, type CountOptions, type PlannedList } from './planning';
 
 export type { CountOptions } from './planning';
@@ -107,17 +107,26 @@ function updatedCountersQuery(db: Database, shape: AccessShape, filter: FilterSh
   return partialDay.reduce<ReturnType<typeof laterDays.unionAll>>((q, b) => q.unionAll(b), laterDays as never);
 }
 
-/** Each count path's matching rows; with a rolling filter, its fresh rows and then its stale rows (expressions.ts, isStale), each by its own clauses. */
-function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, stale: boolean) {
+/** A rolling filter's rows: counted only where fresh (as the page reads them), and the stale ones apart when there are any. */
+interface Rolling {
+  fresh: boolean;
+  stale: boolean;
+}
+
+/**
+ * Each count path's matching rows; with a rolling filter, its fresh rows (as the page reads
+ * them) and, when the figures found stale rows, its stale rows (expressions.ts, isStale),
+ * each by its own clauses.
+ */
+function rowsQuery(db: Database, shape: AccessShape, filter: FilterShape, rolling: Rolling) {
   const count = sql<number>`count(*)::bigint`.as('n');
-  const selects = countPaths(shape).flatMap((path) =>
-    stale
-      ? [
-          db.select({ n: count }).from(contracts).where(and(path, isFresh, ...filterClauses(filter))),
-          db.select({ n: count }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))),
-        ]
-      : [db.select({ n: count }).from(contracts).where(and(path, ...filterClauses(filter)))],
-  );
+  const selects = countPaths(shape).flatMap((path) => [
+    db
+      .select({ n: count })
+      .from(contracts)
+      .where(and(path, rolling.fresh ? isFresh : undefined, ...filterClauses(filter))),
+    ...(rolling.stale ? [db.select({ n: count }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter)))] : []),
+  ]);
   const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
   return rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
 }
@@ -143,10 +152,10 @@ function rangeOrder(range: SearchRange): SQL[] {
  * common word is found soon and a rare one through the trigram index (with a status other
  * than completed, q is tested on the entries of that status's index: filters.ts).
  */
-function cappedRowsQuery(db: Database, shape: AccessShape, filter: FilterShape, total: Extract<ListPlan['total'], { source: 'rows-capped' }>, stale: boolean) {
+function cappedRowsQuery(db: Database, shape: AccessShape, filter: FilterShape, total: Extract<ListPlan['total'], { source: 'rows-capped' }>, rolling: Rolling) {
   const count = sql<number>`count(*)::bigint`.as('n');
   const capPlusOne = sql.placeholder('capPlusOne');
-  const fresh = stale ? isFresh : undefined;
+  const fresh = rolling.fresh ? isFresh : undefined;
   const selects = accessPaths(shape).map((path, i) => {
     const inRange = total.reads[i] === 'range';
     return db
@@ -157,7 +166,7 @@ function cappedRowsQuery(db: Database, shape: AccessShape, filter: FilterShape, 
       .limit(capPlusOne);
   });
   // With a rolling filter, each path's stale rows too (few: the word tested on each).
-  if (stale) selects.push(...accessPaths(shape).map((path) => db.select({ one: sql<number>`1`.as('one') }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))).limit(capPlusOne)));
+  if (rolling.stale) selects.push(...accessPaths(shape).map((path) => db.select({ one: sql<number>`1`.as('one') }).from(contracts).where(and(path, isStale, ...staleFilterClauses(filter))).limit(capPlusOne)));
   const [first, ...rest] = selects as [(typeof selects)[number], ...typeof selects];
   const matches = rest
     .reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never)
@@ -174,12 +183,13 @@ export function countStatement(list: PlannedList): Statement<{ n: number | strin
   const capped = total.source === 'rows-capped';
   // A rolling filter's stale rows are counted apart (a rolling sort changes no total).
   const stale = plan.page.stale && filter.rolled;
+  const rolling: Rolling = { fresh: filter.rolled && readsStaleRows(plan.request), stale };
   const build = (db: Database) => {
-    if (total.source === 'rows-capped') return cappedRowsQuery(db, shape, filter, total, stale);
+    if (total.source === 'rows-capped') return cappedRowsQuery(db, shape, filter, total, rolling);
     if (total.source === 'counters') return countersQuery(db, shape, filter);
     if (total.source === 'date-counters') return dateCountersQuery(db, shape, filter, stale);
     if (total.source === 'updated-counters') return updatedCountersQuery(db, shape, filter);
-    return rowsQuery(db, shape, filter, stale);
+    return rowsQuery(db, shape, filter, rolling);
   };
   const values: Record<string, unknown> = { ...(capped ? accessPathValues(scope, shape) : countPathValues(scope, shape)), ...filter.values };
   if (total.source === 'rows-capped') values.capPlusOne = total.cap + 1;

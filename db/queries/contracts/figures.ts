@@ -2,7 +2,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../../client';
 import { contractCounts, contractDateCounts, contracts, contractUpdatedCounts } from '../../schema';
 import { accessPaths, accessPathValues, accessShapeName, counterPathKeys, type AccessShape, type CallerScope } from '../access';
-import type { DateWindow } from './expressions';
+import { isStale, type DateWindow } from './expressions';
 import { filterClauses, filterShapeName, FILTERS, type FilterName, type FilterShape } from './filters';
 import type { Choice, FigureNeeds, Figures, SearchRange } from './plan';
 
@@ -67,6 +67,12 @@ function cappedCounts(shape: AccessShape, clauses: SQL[], few: number): SQL[] {
   return accessPaths(shape).map((where) => sql`(SELECT count(*) FROM (SELECT 1 FROM ${contracts} WHERE ${and(where, ...clauses)} LIMIT ${cap}) AS matches)`);
 }
 
+/** Whether any path has a stale row (expressions.ts, isStale): one probe of its rolling index each. */
+function staleProbe(shape: AccessShape): SQL {
+  const probes = accessPaths(shape).map((where) => sql`EXISTS (SELECT 1 FROM ${contracts} WHERE ${and(where, isStale)})`);
+  return sql`(${sql.join(probes, sql` OR `)})`;
+}
+
 function choiceFigures(shape: AccessShape, filter: FilterShape, choice: Choice): SQL[] {
   if (choice.kind === 'window') return windowCounters(shape, choice.date, choice.bounds);
   // updated_since: its range alone (its index, index-only); any other filter only removes rows from it.
@@ -85,17 +91,19 @@ const needsName = (needs: FigureNeeds) =>
   [
     needs.choice ? `choice:${needs.choice.kind}${needs.choice.kind === 'window' ? `:${needs.choice.date}` : ''}` : '',
     needs.searchRange ? `search-range:${needs.searchRange.kind}${needs.searchRange.kind === 'window' ? `:${needs.searchRange.date}` : ''}` : '',
+    needs.stale ? 'stale-probe' : '',
   ]
     .filter(Boolean)
     .join(' ');
 
 /** The statement of a plan's figures; undefined when the plan needs none. */
 export function figuresStatement(scope: CallerScope, shape: AccessShape, filter: FilterShape, needs: FigureNeeds): Statement<Record<string, number | string>[]> | undefined {
-  if (!needs.choice && !needs.searchRange) return undefined;
+  if (!needs.choice && !needs.searchRange && !needs.stale) return undefined;
   const build = (db: Database) => {
     const columns: Record<string, SQL.Aliased<number | string>> = {};
     if (needs.choice) choiceFigures(shape, filter, needs.choice).forEach((q, i) => (columns[`r${i}`] = sql<number | string>`${q}`.as(`r${i}`)));
     if (needs.searchRange) searchRangeFigures(shape, needs.searchRange).forEach((q, i) => (columns[`s${i}`] = sql<number | string>`${q}`.as(`s${i}`)));
+    if (needs.stale) columns.stale = sql<number | string>`${staleProbe(shape)}::int`.as('stale');
     return db.select(columns).from(sql`(VALUES (1)) AS one (x)`);
   };
   return {
@@ -115,6 +123,7 @@ export async function readFigures(db: Database, scope: CallerScope, shape: Acces
   const column = (prefix: string) => Array.from({ length: paths }, (_, i) => String(row![`${prefix}${i}`]));
   const figures: { -readonly [K in keyof Figures]: Figures[K] } = {};
   if (needs.searchRange) figures.searchRange = column('s').map(Number);
+  if (needs.stale) figures.staleRows = Number(row!.stale) === 1;
   if (needs.choice?.kind === 'matches') {
     // "n" or "n:{id,id,…}" (Postgres's array text of uuids: no quoting).
     const parsed = column('r').map((text) => {

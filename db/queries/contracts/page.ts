@@ -5,7 +5,7 @@ import { accessPaths, accessPathValues, accessShapeName } from '../access';
 import { detailColumns, summaryColumns, type ContractColumns, type ContractSummaryRow } from './columns';
 import { DEFAULT_ORDER, exactKey, isFresh, isStale, orderTerms, SORT_KEYS, type Sort } from './expressions';
 import { filterClauses, filterShapeName, isCommonFilterShape, searchOffIndex, staleFilterClauses, type ContractFilters } from './filters';
-import { FEW_MATCHES, type Figures, type PathRead } from './plan';
+import { FEW_MATCHES, readsStaleRows, type Figures, type PathRead } from './plan';
 import { planContractList, planWithFigures, type PageRequest, type PlannedList } from './planning';
 
 export type { Cursor, PageRequest } from './planning';
@@ -83,8 +83,11 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     const selection = { ...columns, ...sortColumns(key) };
     const after = rangeClause(sort, range);
     const nullKey = nullKeys ? sql`${key} IS NULL` : undefined;
-    // With stale rows read apart, every other read keeps to the rows whose stored dates are right.
-    const fresh = stale ? isFresh : undefined;
+    // With a rolling filter or sort every read keeps to the rows whose stored dates are
+    // right; stale ones, if the figures found any, are read apart. Without a stale branch the
+    // test still holds: a row made stale by a write after the figures' probe is left out of
+    // this page (as if written after it), not shown with its stored dates.
+    const fresh = readsStaleRows(plan.request) ? isFresh : undefined;
     // A deferred page: the branches yield ids and sort keys only, and the page's rows are
     // read by id once the paths are merged and cut to the page: one heap read per row of
     // the page rather than one per row of every branch.
@@ -153,7 +156,7 @@ function pageStatement<T extends ContractSummaryRow>(list: PlannedList, page: Pa
     });
     if (stale) branches.push(...paths.map(staleRows));
     if (branches.length === 1 && reads[0] === 'walk' && !deferred) {
-      return db.select(selection).from(contracts).where(and(paths[0], ...filterClauses(filter), nullKey, after)).orderBy(...byKey).limit(limit).offset(offsetValue);
+      return db.select(selection).from(contracts).where(and(paths[0], ...filterClauses(filter), nullKey, fresh, after)).orderBy(...byKey).limit(limit).offset(offsetValue);
     }
     const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
     const union = rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);

@@ -98,6 +98,12 @@ export interface FigureNeeds {
   choice?: Choice;
   /** For the total: each path's rows in its search range (counters). */
   searchRange?: SearchRange;
+  /**
+   * For a rolling filter or sort (readsStaleRows): whether any path has a stale row, an
+   * index probe a path. Without one (the job ran today: most of every day) no stale branch
+   * is planned, half the branches of a union that is planned on every request.
+   */
+  stale?: true;
 }
 
 export interface Figures {
@@ -105,6 +111,8 @@ export interface Figures {
   searchRange?: readonly number[];
   /** For `matches`: each path's matching ids when fewer than FEW_MATCHES (undefined for a path with more). */
   matchIds?: readonly (readonly string[] | undefined)[];
+  /** For `stale`: whether any path has a stale row (unknown: planned as if one had). */
+  staleRows?: boolean;
 }
 
 export type PathRead = 'walk' | 'range' | 'window' | 'matches';
@@ -219,7 +227,11 @@ function searchRangeOf(request: ListRequest): SearchRange {
 /** The figures a request's plan needs (none for most requests: then no statement reads them). */
 export function figuresNeeded(request: ListRequest): FigureNeeds {
   const choice = request.totalOnly ? undefined : choiceOf(request);
-  return { ...(choice ? { choice } : {}), ...(countSource(request) === 'rows-capped' ? { searchRange: searchRangeOf(request) } : {}) };
+  return {
+    ...(choice ? { choice } : {}),
+    ...(countSource(request) === 'rows-capped' ? { searchRange: searchRangeOf(request) } : {}),
+    ...(readsStaleRows(request) ? { stale: true as const } : {}),
+  };
 }
 
 export function pathCount(access: AccessShape): number {
@@ -281,7 +293,7 @@ export function planList(request: ListRequest, figures: Figures = {}): ListPlan 
       deferred: choice !== undefined && choice.kind !== 'range',
       nullKeys: otherStatus && key.extracted,
       ...(cursor ? { cursor } : {}),
-      stale: readsStaleRows(request),
+      stale: readsStaleRows(request) && figures.staleRows !== false,
     },
     total,
   };
