@@ -89,6 +89,8 @@ test('create a calendar feed, see its address once, read it as a calendar app, r
   await test.step('after a reload only the hint exists', async () => {
     await page.reload();
     await expect(feedRow(page, name).locator('code')).toHaveText(`cdcal_…${token.slice(-4)}`);
+    // The list says which reminder the feed was created with.
+    await expect(feedRow(page, name).getByTestId('feed-reminder')).toHaveText('· Reminds 7 days before each notice deadline');
     expect(await page.content()).not.toContain(token.slice('cdcal_'.length, -4));
     const list = await page.request.get('/api/trpc/calendarFeeds.list');
     expect(list.status()).toBe(200);

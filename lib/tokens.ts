@@ -76,4 +76,6 @@ export interface TokenDetails extends TokenSummary {
   restrictions: string;
   /** Organisations that removed this key's access (its owner sees why it no longer reads them). */
   removedFrom: AccessRemoval[];
+  /** A calendar feed: days before each notice deadline its reminder shows (null: a feed made before the choice existed, which has the default; an API key: always null). */
+  noticeReminderDays: number | null;
 }

@@ -1,5 +1,6 @@
 'use client';
 
+import { DEFAULT_NOTICE_REMINDER_DAYS } from '@/lib/calendar';
 import { MAX_ACTIVE_TOKENS } from '@/lib/tokens';
 import { trpc } from '../trpc-client';
 import { AccessDialog, accessText } from './access-dialog';
@@ -7,6 +8,9 @@ import { CreateCalendarFeedDialog, NewCalendarFeedDialog, type CreatedFeed } fro
 import type { OrganizationChoice } from './restriction-fields';
 import { TokenManager } from './token-manager';
 import { toTokenRow, type TokenRow } from './types';
+
+/** The feed's reminder as the create dialog offered it. */
+const reminderText = (days: number) => (days === 0 ? 'Reminds on each notice deadline' : `Reminds ${days} days before each notice deadline`);
 
 const loadFeeds = async () => (await trpc.calendarFeeds.list.query()).map(toTokenRow);
 const revokeFeed = (id: string) => trpc.calendarFeeds.revoke.mutate({ id });
@@ -20,9 +24,14 @@ export function CalendarFeedsManager({ initialFeeds, organizations }: { initialF
       load={loadFeeds}
       revoke={revokeFeed}
       renderRestrictions={(row) => (
-        <span className="small" data-testid="feed-access">
-          Reads: {accessText(row.access, organizations)}
-        </span>
+        <>
+          <span className="small" data-testid="feed-access">
+            Reads: {accessText(row.access, organizations)}
+          </span>{' '}
+          <span className="small" data-testid="feed-reminder">
+            · {reminderText(row.noticeReminderDays ?? DEFAULT_NOTICE_REMINDER_DAYS)}
+          </span>
+        </>
       )}
       rowActions={[
         {
@@ -48,7 +57,7 @@ export function CalendarFeedsManager({ initialFeeds, organizations }: { initialF
         singular: 'calendar feed',
         countNoun: 'feeds',
         emptyText:
-          'Create a feed and subscribe to it in Google Calendar, Outlook or Apple Calendar to see every renewal and expiration date next to your meetings.',
+          'Create a feed and subscribe to it in Google Calendar, Outlook or Apple Calendar to see every notice deadline, renewal and expiration date next to your meetings.',
         rowTestId: 'calendar-feed-row',
         revokeLabel: 'Revoke feed',
         revokeText: (feed) => (

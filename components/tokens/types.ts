@@ -29,6 +29,8 @@ export type TokenRow = Omit<TokenSummary, 'createdAt' | 'lastUsedAt' | 'expiresA
   removedFrom?: RemovalRow[];
   /** An organisation's key: the organisation's name. */
   organizationName?: string;
+  /** A calendar feed: days before a notice deadline its reminder shows (null: the default). */
+  noticeReminderDays?: number | null;
 };
 
 type Dated = Date | string | null;
@@ -42,6 +44,7 @@ type TokenInput = Omit<TokenSummary, 'createdAt' | 'lastUsedAt' | 'expiresAt' | 
     previousExpiresAt?: Dated;
     removedFrom?: { organizationId: string; organizationName: string; removedAt: Date | string; removedBy: string | null }[];
     owner?: { kind: 'user' } | { kind: 'organization'; organizationName: string };
+    noticeReminderDays?: number | null;
   };
 
 const iso = (d: Dated) => (d === null ? null : new Date(d).toISOString());
@@ -65,5 +68,6 @@ export function toTokenRow(token: TokenInput): TokenRow {
       ? { removedFrom: token.removedFrom.map((r) => ({ ...r, removedAt: iso(r.removedAt)! })) }
       : {}),
     ...(token.owner?.kind === 'organization' ? { organizationName: token.owner.organizationName } : {}),
+    ...(token.noticeReminderDays !== undefined ? { noticeReminderDays: token.noticeReminderDays } : {}),
   };
 }

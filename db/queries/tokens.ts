@@ -22,6 +22,7 @@ export const tokenListColumns = {
   permissions: accessTokens.permissions,
   allowedAddresses: accessTokens.allowedAddresses,
   previousExpiresAt: accessTokens.previousExpiresAt,
+  noticeReminderDays: accessTokens.noticeReminderDays,
 };
 
 export interface TokenListRow {
@@ -41,6 +42,7 @@ export interface TokenListRow {
   permissions: string[];
   allowedAddresses: string[];
   previousExpiresAt: Date | null;
+  noticeReminderDays: number | null;
 }
 
 const ofUser = (kind: TokenKind, userId: string) => and(eq(accessTokens.userId, userId), eq(accessTokens.kind, kind));

@@ -56,6 +56,7 @@ export async function detailsOf(db: Database, rows: readonly TokenListRow[], now
       previousExpiresAt: row.previousExpiresAt && row.previousExpiresAt > now ? row.previousExpiresAt : null,
       restrictions,
       removedFrom,
+      noticeReminderDays: row.noticeReminderDays,
     };
   });
 }
