@@ -3,10 +3,12 @@ import {
   boolean,
   char,
   check,
+  customType,
   date,
   bigint,
   index,
   integer,
+  uniqueIndex,
   jsonb,
   numeric,
   pgEnum,
@@ -21,6 +23,9 @@ import {
 } from 'drizzle-orm/pg-core';
 // Relative, not '@/lib': drizzle-kit loads this file without the app's path aliases.
 import { CONTRACT_STATUSES } from '../lib/contracts';
+
+/** A transaction id (Postgres's xid8, as pg_current_xact_id() gives it), read as text. */
+const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });
 
 const timestamps = {
   createdAt: timestamp('created_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
@@ -502,11 +507,52 @@ export const webhookEvents = pgTable(
     endpointId: uuid('endpoint_id').references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
     occurredAt: timestamp('occurred_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
     fannedOutAt: timestamp('fanned_out_at', { withTimezone: true, precision: 3 }),
+    // The event list's order (migration 0021): given when the writing transaction commits,
+    // in commit order, to the events of no endpoint; null until then (and for an
+    // endpoint's own events, which are not in the list).
+    position: bigint('position', { mode: 'number' }),
+    // The writing transaction: its commit gives its events their positions.
+    transactionId: xid8('transaction_id').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
     index('webhook_events_pending_idx').on(t.seq).where(sql`${t.fannedOutAt} IS NULL`),
     index('webhook_events_occurred_idx').on(t.occurredAt),
+    uniqueIndex('webhook_events_position_idx').on(t.position),
+    // A key's events, per access path (as the contracts' indexes: personal, organisation).
+    index('webhook_events_personal_position_idx')
+      .on(t.ownerId, t.position)
+      .where(sql`${t.organizationId} IS NULL AND ${t.position} IS NOT NULL`),
+    index('webhook_events_organization_position_idx')
+      .on(t.organizationId, t.position)
+      .where(sql`${t.organizationId} IS NOT NULL AND ${t.position} IS NOT NULL`),
+    // The events of transactions not committed yet (few), found at their commit.
+    index('webhook_events_unpositioned_idx')
+      .on(t.transactionId)
+      .where(sql`${t.position} IS NULL AND ${t.endpointId} IS NULL`),
   ],
+);
+
+/**
+ * The transactions that wrote events of the list and have not committed yet: one row each,
+ * whose deferred constraint trigger gives those events their positions at commit
+ * (migration 0021). Empty between transactions.
+ */
+export const eventListCommits = pgTable('event_list_commits', {
+  transactionId: xid8('transaction_id').primaryKey(),
+});
+
+/**
+ * How far retention has removed the list (one row): a cursor at or before `pruned_through`,
+ * or a `since` at or before `pruned_until`, may have missed removed events (410 cursor_expired).
+ */
+export const eventListHorizon = pgTable(
+  'event_list_horizon',
+  {
+    singleton: boolean('singleton').primaryKey().default(true),
+    prunedThrough: bigint('pruned_through', { mode: 'number' }).notNull().default(0),
+    prunedUntil: timestamp('pruned_until', { withTimezone: true, precision: 3 }),
+  },
+  (t) => [check('event_list_horizon_singleton', sql`${t.singleton}`)],
 );
 
 export const webhookDeliveryState = pgEnum('webhook_delivery_state', ['pending', 'succeeded', 'failed', 'skipped']);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import Papa from 'papaparse';
 import { DEMO_USERS } from '@/db/seed/demo';
-import { API_KEY_ENV, CLIENT_PACKAGE, EXAMPLE_CONTRACT_ID, SAMPLE_REQUESTS, type CodeSample } from '@/server/rest/code-samples';
+import { API_KEY_ENV, CLIENT_PACKAGE, EXAMPLE_CONTRACT_ID, EXAMPLE_EVENT_ID, SAMPLE_REQUESTS, type CodeSample } from '@/server/rest/code-samples';
 import { API, loadContractDocument, operationId, type ContractDocument } from './support/api';
 import { describeRun, runProcess } from './support/child-process';
 import { createFeedToken, mintKey, signInOverHttp } from './support/session';
@@ -37,6 +37,7 @@ let doc: ContractDocument;
 let apiKey: string;
 let feedToken: string;
 let contractId: string;
+let eventId: string;
 let completedTotal: number;
 
 test.beforeAll(async ({ playwright, baseURL }) => {
@@ -50,6 +51,10 @@ test.beforeAll(async ({ playwright, baseURL }) => {
   const body = (await list.json()) as { data: { contracts: { id: string }[]; pagination: { total: number } } };
   contractId = body.data.contracts[0]!.id;
   completedTotal = body.data.pagination.total;
+  // The demo data's writes are events of the list: the oldest one the key sees.
+  const events = await session.get(`${API}/events?limit=1`, { headers: { 'X-API-Key': apiKey } });
+  expect(events.status()).toBe(200);
+  eventId = ((await events.json()) as { data: { events: { id: string }[] } }).data.events[0]!.id;
   expect(completedTotal, 'the demo data has completed contracts').toBeGreaterThan(0);
   await session.dispose();
 });
@@ -77,7 +82,7 @@ for (const [operationKey, request] of Object.entries(SAMPLE_REQUESTS)) {
     test(`${method.toUpperCase()} ${docPath}: the ${lang} sample runs`, async ({}, testInfo) => {
       const sample = samplesOf(method, docPath).find((s) => s.lang === lang);
       expect(sample, `the ${lang} sample`).toBeDefined();
-      let source = sample!.source.replaceAll(EXAMPLE_CONTRACT_ID, contractId);
+      let source = sample!.source.replaceAll(EXAMPLE_CONTRACT_ID, contractId).replaceAll(EXAMPLE_EVENT_ID, eventId);
       if (lang === 'typescript') {
         expect(source).toContain(`'${CLIENT_PACKAGE}'`);
         source = source.replace(`'${CLIENT_PACKAGE}'`, JSON.stringify(CLIENT_ENTRY));
@@ -102,6 +107,12 @@ for (const [operationKey, request] of Object.entries(SAMPLE_REQUESTS)) {
           const { contracts, pagination } = (body as { data: { contracts: { status: string }[]; pagination: { limit: number } } }).data;
           expect(pagination.limit).toBe(request.query!.limit);
           expect(contracts.every((c) => c.status === 'completed'), 'the sample filters on status=completed').toBe(true);
+        } else if (docPath === '/events') {
+          const { events, pagination } = (body as { data: { events: { type: string }[]; pagination: { limit: number } } }).data;
+          expect(pagination.limit).toBe(request.query!.limit);
+          expect(events.every((e) => e.type === 'contract.updated' || e.type === 'contract.deleted'), 'the sample keeps two types').toBe(true);
+        } else if (docPath === '/events/{id}') {
+          expect((body as { data: { event: { id: string } } }).data.event.id).toBe(eventId);
         } else {
           expect((body as { data: { contract: { id: string } } }).data.contract.id).toBe(contractId);
         }

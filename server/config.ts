@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_EVENTS_RETENTION_DAYS } from '../lib/events';
 
 /**
  * Every environment variable the app reads, validated once. A wrong value stops the
@@ -192,6 +193,8 @@ const envSchema = logSchema.extend({
   KEY_ACTIVITY: z.enum(['on', 'off'], { message: 'must be on or off' }).optional(),
   // Days a security-log event is kept (server/security-log/): the retention job deletes older ones.
   AUDIT_LOG_RETENTION_DAYS: positiveInt(400),
+  // Days the event list (GET /api/v1/events) keeps an event; older cursors answer 410.
+  EVENTS_RETENTION_DAYS: positiveInt(DEFAULT_EVENTS_RETENTION_DAYS),
 });
 
 export type Config = ReturnType<typeof parseConfig>;
@@ -334,6 +337,7 @@ export function parseConfig(env: Record<string, string | undefined>) {
     metricsToken: c.METRICS_TOKEN,
     keyActivity: c.KEY_ACTIVITY !== 'off',
     auditLogRetentionDays: c.AUDIT_LOG_RETENTION_DAYS,
+    eventsRetentionDays: c.EVENTS_RETENTION_DAYS,
   };
 }
 

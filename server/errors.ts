@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'request_timeout'
   | 'conflict'
+  | 'cursor_expired'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
@@ -36,6 +37,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  // The event list's cursor (or since) is older than what it retains (EVENTS_RETENTION_DAYS).
+  cursor_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -171,6 +174,7 @@ export const API_ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'request_timeout',
+  'cursor_expired',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -180,7 +184,7 @@ export const API_ERROR_CODES = [
 const errorCodeSchema = z.enum(API_ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, insufficient_scope 403 (the key lacks the permission the operation needs), ip_not_allowed 403 (the key does not allow the address the request came from), not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), rate_limited 429, internal_error 500, service_unavailable 503.',
+    'Stable, machine-readable: invalid_request 400, unauthorized 401, forbidden 403, insufficient_scope 403 (the key lacks the permission the operation needs), ip_not_allowed 403 (the key does not allow the address the request came from), not_found 404, method_not_allowed 405, request_timeout 408 (the export body did not arrive in time), cursor_expired 410 (the event list no longer holds the events after that cursor: start again from an export), rate_limited 429, internal_error 500, service_unavailable 503.',
 });
 
 /** The error envelope's schema, for the OpenAPI document and the tests that validate against it. */

@@ -43,8 +43,17 @@ export interface CallerScope {
 export const NO_USER = '00000000-0000-0000-0000-000000000000';
 const personalOwner = (scope: CallerScope) => (scope.personal === false ? NO_USER : scope.userId);
 
-const personalContracts = (userId: Placeholder) => and(isNull(contracts.organizationId), eq(contracts.ownerId, userId))!;
-const organizationContracts = (organizationId: Placeholder) => eq(contracts.organizationId, organizationId);
+/**
+ * A table whose rows belong to a contract's owner scope: contracts, and the event list's
+ * events (webhook_events, which carry the contract's owner and organisation).
+ */
+export interface OwnedRows {
+  ownerId: PgColumn;
+  organizationId: PgColumn;
+}
+
+const personalContracts = (userId: Placeholder, rows: OwnedRows = contracts) => and(isNull(rows.organizationId), eq(rows.ownerId, userId))!;
+const organizationContracts = (organizationId: Placeholder, rows: OwnedRows = contracts) => eq(rows.organizationId, organizationId);
 const anyOrganizationContracts = (organizationIds: Placeholder) => sql`${contracts.organizationId} = any(${organizationIds}::uuid[])`;
 
 /** The rule as one predicate over the placeholders `userId` and `orgIds`. */
@@ -99,10 +108,10 @@ export function accessShapeName(shape: AccessShape): string {
 }
 
 /** One condition per path, over the placeholders `userId` and `org0`…`orgN`. */
-export function accessPaths(shape: AccessShape): SQL[] {
+export function accessPaths(shape: AccessShape, rows: OwnedRows = contracts): SQL[] {
   const paths: SQL[] = [];
-  if (shape.personal) paths.push(personalContracts(sql.placeholder('userId')));
-  shape.organizationIds.forEach((_, i) => paths.push(organizationContracts(sql.placeholder(`org${i}`))));
+  if (shape.personal) paths.push(personalContracts(sql.placeholder('userId'), rows));
+  shape.organizationIds.forEach((_, i) => paths.push(organizationContracts(sql.placeholder(`org${i}`), rows)));
   return paths;
 }
 

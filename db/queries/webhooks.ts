@@ -153,7 +153,8 @@ const FAN_OUT_LOCK = 0x77686f6f6b; // "whook"
 /**
  * Turns the oldest events the trigger wrote into one delivery per endpoint that subscribed
  * to the type and whose owner may see the contract (access.ts `endpointMaySee`; checked again
- * with accessibleTo() at delivery). Events no endpoint wants are deleted. Returns how many
+ * with accessibleTo() at delivery). Every event is kept for the event list (pruned after
+ * its retention). Returns how many
  * events were handled, or -1 when another worker holds the fan-out.
  */
 export async function fanOutEvents(db: Database, now: Date, limit: number): Promise<number> {
@@ -164,7 +165,7 @@ export async function fanOutEvents(db: Database, now: Date, limit: number): Prom
       tx as unknown as Database,
       sql`
       WITH batch AS (
-        SELECT seq, type, contract_id, owner_id, organization_id FROM webhook_events
+        SELECT seq, type, contract_id, owner_id, organization_id, occurred_at FROM webhook_events
         WHERE fanned_out_at IS NULL AND endpoint_id IS NULL
         ORDER BY seq LIMIT ${limit}
       ), delivered AS (
@@ -173,19 +174,18 @@ export async function fanOutEvents(db: Database, now: Date, limit: number): Prom
         FROM batch b JOIN webhook_endpoints e
           ON e.status <> 'disabled'
          AND e.event_types @> jsonb_build_array(b.type)
+         -- An endpoint hears of what happened once it existed (every change is an event of
+         -- the list, so the outbox holds changes from before any endpoint).
+         AND e.created_at <= b.occurred_at
          AND ${endpointMaySee(sql`b.owner_id`, sql`b.organization_id`)}
         ORDER BY b.seq, e.id
         RETURNING event_seq
-      ), kept AS (
-        UPDATE webhook_events SET fanned_out_at = ${now.toISOString()}::timestamptz
-        WHERE seq IN (SELECT event_seq FROM delivered)
-        RETURNING seq
-      ), dropped AS (
-        DELETE FROM webhook_events
-        WHERE seq IN (SELECT seq FROM batch) AND seq NOT IN (SELECT event_seq FROM delivered)
-        RETURNING seq
       )
-      SELECT seq::text FROM kept UNION ALL SELECT seq::text FROM dropped`,
+      -- Every event stays, whether an endpoint wanted it or not: the event list reads it
+      -- until EVENTS_RETENTION_DAYS. (A data-modifying WITH runs whether or not it is read.)
+      UPDATE webhook_events SET fanned_out_at = ${now.toISOString()}::timestamptz
+      WHERE seq IN (SELECT seq FROM batch)
+      RETURNING seq::text`,
     );
     return handled.length;
   });
@@ -604,7 +604,9 @@ export async function selectDelivery(db: Database, id: string) {
 export async function pruneWebhookHistory(db: Database, before: Date, today: string): Promise<void> {
   await executeRows(
     db,
-    sql`DELETE FROM webhook_events e WHERE e.occurred_at < ${before.toISOString()}::timestamptz
+    // An endpoint's own events (upcoming dates, tests) only: the event list's are removed by
+    // pruneEventList (db/queries/events.ts), after EVENTS_RETENTION_DAYS, moving its horizon.
+    sql`DELETE FROM webhook_events e WHERE e.occurred_at < ${before.toISOString()}::timestamptz AND e.endpoint_id IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq AND d.state = 'pending')`,
   );
   await executeRows(db, sql`DELETE FROM webhook_upcoming_sent WHERE date < ${today}::date`);

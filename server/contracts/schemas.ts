@@ -12,7 +12,7 @@ import { EXPORT_COLUMNS } from './shape';
 
 type Issue = { input?: unknown };
 /** An error message that says when a parameter was given twice (the query then holds an array). */
-const paramError = (name: string, expectation: string) => (issue: Issue) =>
+export const paramError = (name: string, expectation: string) => (issue: Issue) =>
   Array.isArray(issue.input) ? `${name} must be given only once` : `${name} ${expectation}`;
 
 /** An integer query parameter parsed strictly from its text: "1.5", "1e2", " 5" and "" are refused. */
@@ -39,7 +39,7 @@ const integerOverride = (bounds: { min: number; max?: number }) => ({
 });
 
 /** An integer query parameter with a default. */
-function integerParam(name: string, bounds: { min: number; max?: number; default: number }) {
+export function integerParam(name: string, bounds: { min: number; max?: number; default: number }) {
   return strictIntegerParam(name, bounds)
     .optional()
     .transform((v) => v ?? bounds.default)
@@ -79,7 +79,7 @@ const dateParam = (name: string) => {
  * An instant with its time zone, for incremental sync. Kept as the client wrote it:
  * Postgres reads it to the microsecond, with its offset.
  */
-const timestampParam = (name: string) => {
+export const timestampParam = (name: string) => {
   const message = `${name} must be an ISO 8601 timestamp with a time zone (for example 2026-11-01T00:00:00Z)`;
   return z
     .string({ error: paramError(name, 'must be an ISO 8601 timestamp with a time zone (for example 2026-11-01T00:00:00Z)') })
@@ -128,7 +128,7 @@ const EXPORT_COLUMN_NAMES = EXPORT_COLUMNS as unknown as [(typeof EXPORT_COLUMNS
  * rather than strict so that the refinement sees the unknown names, and words the error
  * as a query parameter with the allowed ones.
  */
-function querySchema<Shape extends z.ZodRawShape>(shape: Shape, pathParameters: readonly (keyof Shape & string)[] = []) {
+export function querySchema<Shape extends z.ZodRawShape>(shape: Shape, pathParameters: readonly (keyof Shape & string)[] = []) {
   const allowed = Object.keys(shape).filter((name) => !pathParameters.includes(name));
   return z.looseObject(shape).superRefine((input, ctx) => {
     for (const name of Object.keys(input)) {
@@ -162,7 +162,7 @@ const filterDescriptions = {
 };
 const extractedNote = ' Date, auto-renewal and party filters read the extracted data, which exists only for completed contracts.';
 
-const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2000}$/;
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2000}$/;
 const cursorParam = z
   .string({ error: paramError('cursor', 'must be the pagination.next_cursor of a previous page') })
   .regex(CURSOR_PATTERN, 'cursor must be the pagination.next_cursor of a previous page, as it was returned')

@@ -40,6 +40,14 @@ export interface ChangelogEntry {
 /** Newest first. Add new entries at the top; never edit the meaning of a published one. */
 export const CHANGELOG: readonly ChangelogEntry[] = [
   {
+    date: '2026-12-04',
+    anchor: 'event-list',
+    kind: 'added',
+    title: 'The event list: GET /api/v1/events and GET /api/v1/events/{id}',
+    body:
+      'Every change of a contract the key may access, oldest first, whether or not a webhook endpoint exists: `contract.created`, `contract.updated` (with `changed_fields`), `contract.extraction_completed` and `contract.deleted` (its `id` and `organization_id`), each with the same `id` and `data` as its webhook (the `webhook-id` header), so a receiver can fetch one it missed with `GET /api/v1/events/{id}`. Page with `cursor` (`pagination.next_cursor`, and `Link: <…>; rel="next"` while `has_more`); at the end of the list `next_cursor` names the same place, so a poller keeps it and asks again later. The order is the order in which the writes committed: a reader that resumes from its cursor never skips an event that committed after it passed, nor sees one twice. `types` keeps some types; `since` starts at an instant instead of a cursor. Events are kept `EVENTS_RETENTION_DAYS` (30 days by default); a cursor or `since` older than that answers `410` with the new error code `cursor_expired`. `limit` 1 to 100 (default 50); rate limited, restricted (`contracts:read`) and cached (`ETag`, `304`) as the list.',
+  },
+  {
     date: '2026-12-03',
     anchor: 'calendar-notice-deadlines',
     kind: 'added',

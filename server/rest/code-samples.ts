@@ -40,6 +40,8 @@ export const API_KEY_ENV = 'CDAPI_KEY';
 export const CLIENT_PACKAGE = '@contract-data-api/client';
 /** The contract id in the get-one samples. */
 export const EXAMPLE_CONTRACT_ID = '3f2b6c1e-8a4d-4c2e-9b7a-0d1e2f3a4b5c';
+/** The event id in the get-one-event samples (a webhook's webhook-id). */
+export const EXAMPLE_EVENT_ID = 'msg_2f0c5b3e8a1d4c6e9b7a0d1e2f3a4b5c';
 
 /** The request each operation's samples make, by "METHOD path". */
 export const SAMPLE_REQUESTS: Record<string, SampleRequest> = {
@@ -53,6 +55,18 @@ export const SAMPLE_REQUESTS: Record<string, SampleRequest> = {
     method: 'get',
     path: '/contracts/{id}',
     pathParams: { id: { example: EXAMPLE_CONTRACT_ID } },
+    apiKey: true,
+  },
+  'get /events': {
+    method: 'get',
+    path: '/events',
+    query: { types: 'contract.updated,contract.deleted', limit: 100 },
+    apiKey: true,
+  },
+  'get /events/{id}': {
+    method: 'get',
+    path: '/events/{id}',
+    pathParams: { id: { example: EXAMPLE_EVENT_ID } },
     apiKey: true,
   },
   'post /contracts/export': {

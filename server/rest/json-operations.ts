@@ -38,6 +38,8 @@ type RawInput = Record<string, string | string[]>;
 const CALLS: Record<string, (caller: RestCaller, input: RawInput) => Promise<unknown>> = {
   listContracts: (caller, input) => caller.contracts.list(input as never),
   getContract: (caller, input) => caller.contracts.get(input as never),
+  listEvents: (caller, input) => caller.events.list(input as never),
+  getEvent: (caller, input) => caller.events.get(input as never),
 };
 
 /**

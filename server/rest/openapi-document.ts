@@ -69,9 +69,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed request: a parameter out of range or of the wrong type, an unknown query parameter, a parameter given twice, or two different API keys. The message and `details` name the parameter.',
   401: 'Missing, malformed, unknown, expired or revoked API key (one answer for all), with `WWW-Authenticate`.',
   403: 'Forbidden, by `code`: `forbidden`: `organization_id` names an organisation the caller is not in, or outside the key\'s access; `insufficient_scope`: the key lacks the permission this operation needs (the message names it; `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`); `ip_not_allowed`: the key does not allow the address the request came from (the message names it). None of them counts against the key\'s quotas.',
-  404: 'The contract does not exist or the caller cannot access it.',
+  404: 'The contract (or the event) does not exist or the caller cannot access it.',
   405: 'The path does not serve the request\'s method (this operation\'s path answers other methods so); `Allow` lists the methods it serves.',
   408: 'The request body did not arrive in full within the request deadline (8 seconds unless configured otherwise). Nothing was counted against the export quota; send the body again, whole.',
+  410: 'The event list no longer holds the events after this `cursor` (or `since`): they are kept `EVENTS_RETENTION_DAYS` (30 days by default). Code `cursor_expired`; start again from an export.',
   429: 'Rate limit exceeded; retry after `Retry-After` seconds.',
   500: 'Failure inside the service; quote `request_id` to support.',
   503: 'The database is temporarily unavailable; retry after `Retry-After` seconds.',
@@ -81,6 +82,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const OK_DESCRIPTIONS: Record<string, string> = {
   'get /contracts': 'A page of contracts, newest first unless `sort` says otherwise, with the total that match.',
   'get /contracts/{id}': 'The contract, with its extracted data once it is completed.',
+  'get /events': 'A page of the caller\'s events after the cursor, oldest first (empty at the end of the list, with the same cursor).',
+  'get /events/{id}': 'The event, as its webhook delivers it.',
 };
 
 // Which errors each operation can answer, by "METHOD path".
@@ -88,6 +91,8 @@ const ERRORS_OF: Record<string, number[]> = {
   [`get /contracts`]: [400, 401, 403, 405, 429, 500, 503],
   [`get /contracts/{id}`]: [400, 401, 403, 404, 405, 429, 500, 503],
   [`post ${EXPORT_PATH}`]: [400, 401, 403, 405, 408, 429, 500, 503],
+  [`get /events`]: [400, 401, 403, 405, 410, 429, 500, 503],
+  [`get /events/{id}`]: [400, 401, 403, 404, 405, 429, 500, 503],
 };
 
 // `required` as OpenAPI means it: true where every such answer carries the header.
@@ -137,6 +142,7 @@ function headersFor(status: number): Json {
     case 400:
     case 404:
     case 408:
+    case 410:
     case 500:
       return named('X-Request-Id', ...RATE_HEADERS);
     case 401:
@@ -188,6 +194,8 @@ const exportBodyAsText = {
 const PERMISSION_OF: Record<string, string> = {
   'get /contracts': 'contracts:read',
   'get /contracts/{id}': 'contracts:read',
+  'get /events': 'contracts:read',
+  'get /events/{id}': 'contracts:read',
   [`post ${EXPORT_PATH}`]: 'contracts:export',
 };
 const securityFor = (permission: string): Record<string, string[]>[] => [{ ApiKeyAuth: [permission] }, { BearerAuth: [permission] }];
@@ -281,6 +289,8 @@ function documentOperation(): Json {
 const HEAD_OPERATION_IDS: Record<string, string> = {
   listContracts: 'listContractsHead',
   getContract: 'getContractHead',
+  listEvents: 'listEventsHead',
+  getEvent: 'getEventHead',
   getCalendarFeed: 'getCalendarFeedHead',
   getOpenApiDocument: 'getOpenApiDocumentHead',
 };
@@ -321,7 +331,10 @@ export function buildOpenApiDocument(baseUrl: string): Json {
 
   doc.info = { ...(doc.info as Json), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } };
   doc.servers = [{ url: `${baseUrl}${API_PREFIX}`, description: 'This deployment' }];
-  doc.tags = [{ name: 'Contracts', description: 'Contract records and their extracted data.' }];
+  doc.tags = [
+    { name: 'Contracts', description: 'Contract records and their extracted data.' },
+    { name: 'Events', description: 'What happened to the contracts, in order, for copies that stay exact (docs/api-guide.md, "The event list").' },
+  ];
   const components = (doc.components ??= {}) as Json;
   components.headers = HEADERS;
   // trpc-to-openapi's own error schemas are replaced by the spec's envelope (Error).
@@ -343,7 +356,7 @@ export function buildOpenApiDocument(baseUrl: string): Json {
       }
       const ok = responses['200']!;
       if (OK_DESCRIPTIONS[key]) ok.description = OK_DESCRIPTIONS[key];
-      ok.headers = { ...(ok.headers as Json), ...headersFor(200), ...(key === 'get /contracts' ? named('Link') : {}) };
+      ok.headers = { ...(ok.headers as Json), ...headersFor(200), ...(key === 'get /contracts' || key === 'get /events' ? named('Link') : {}) };
       const json = (ok.content as Record<string, Json> | undefined)?.['application/json'];
       if (json && OK_EXAMPLES[key]) json.examples = OK_EXAMPLES[key];
       responses['304'] = notModifiedResponse(headersFor(304));

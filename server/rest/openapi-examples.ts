@@ -6,6 +6,7 @@ import { listContractsInput } from '@/server/contracts/schemas';
 import { EXPORT_COLUMNS } from '@/server/contracts/shape';
 import { unknownParameterDetail } from '@/server/http/query';
 import { exampleContract, leaseData, leaseSummary } from '@/server/contracts/example';
+import { EXPIRED_MESSAGE } from '@/server/events/service';
 
 /**
  * Examples of the OpenAPI document: realistic bodies for every documented response, in the
@@ -29,6 +30,20 @@ const pendingSummary = {
   organization_id: null,
 };
 
+const updatedEvent = {
+  id: 'msg_2f0c5b3e8a1d4c6e9b7a0d1e2f3a4b5c',
+  type: 'contract.updated',
+  created_at: '2026-10-02T09:15:00.000Z',
+  data: { contract: exampleContract, changed_fields: ['data.renewal_date'] },
+};
+const deletedEvent = {
+  id: 'msg_6a1e9f0c3b2d4e7f8a9b0c1d2e3f4a5b',
+  type: 'contract.deleted',
+  created_at: '2026-10-03T16:40:12.000Z',
+  data: { contract: { id: pendingSummary.id, organization_id: null } },
+};
+const EVENT_CURSOR = 'WzEsMTI4NF0';
+
 /** The 200 examples of the JSON operations, by "METHOD path". */
 export const OK_EXAMPLES: Record<string, Json> = {
   'get /contracts': {
@@ -46,6 +61,19 @@ export const OK_EXAMPLES: Record<string, Json> = {
       summary: 'A contract still being processed (no data yet)',
       value: { success: true, data: { contract: { ...pendingSummary, data: null } } },
     },
+  },
+  'get /events': {
+    page: {
+      summary: 'An update and a deletion, and the end of the list',
+      value: { success: true, data: { events: [updatedEvent, deletedEvent], pagination: { limit: 50, next_cursor: EVENT_CURSOR, has_more: false } } },
+    },
+    nothingNew: {
+      summary: 'A poll that found nothing new: the same cursor again',
+      value: { success: true, data: { events: [], pagination: { limit: 50, next_cursor: EVENT_CURSOR, has_more: false } } },
+    },
+  },
+  'get /events/{id}': {
+    updated: { summary: 'A contract.updated event', value: { success: true, data: { event: updatedEvent } } },
   },
 };
 
@@ -126,6 +154,12 @@ export const ERROR_EXAMPLES: Record<number, Json> = {
     methodNotAllowed: {
       summary: 'A method this path does not serve (see Allow)',
       value: error('method_not_allowed', 'DELETE is not allowed here; use GET.'),
+    },
+  },
+  410: {
+    cursorExpired: {
+      summary: 'A cursor older than the events the list keeps',
+      value: error('cursor_expired', EXPIRED_MESSAGE, [{ param: 'cursor', message: EXPIRED_MESSAGE }]),
     },
   },
   408: {

@@ -1,5 +1,6 @@
 import { router } from './init';
 import { contractsRouter } from './routers/contracts';
+import { eventsRouter } from './routers/events';
 import { keyActivityRouter } from './routers/key-activity';
 import { securityLogRouter } from './routers/security-log';
 import { apiKeysRouter, calendarFeedsRouter, organizationKeysRouter } from './routers/tokens';
@@ -13,6 +14,7 @@ import { webhooksRouter } from './routers/webhooks';
  */
 export const restRouter = router({
   contracts: contractsRouter,
+  events: eventsRouter,
 });
 
 export const internalRouter = router({

@@ -33,12 +33,15 @@ export function messageIdOf(eventId: string): string {
  * event's UTC day). The same event gives the same bytes on every attempt.
  */
 export function payloadOf(event: OutboxEvent): string {
-  let data: Record<string, unknown>;
-  if (event.contract === null) data = { ...event.extra };
-  else if (event.type === 'contract.deleted') data = { contract: { id: event.contract.id, organization_id: event.contract.organization_id ?? null } };
+  return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data: eventDataOf(event) });
+}
+
+/** An event's `data`, for a webhook's body and the event list (GET /api/v1/events) alike. */
+export function eventDataOf(event: Pick<OutboxEvent, 'type' | 'occurredAt' | 'contract' | 'extra'>): Record<string, unknown> {
+  if (event.contract === null) return { ...event.extra };
+  if (event.type === 'contract.deleted') return { contract: { id: event.contract.id, organization_id: event.contract.organization_id ?? null } };
   // The computed renewal dates on the event's own UTC day, not the attempt's: a retry the next day sends the same bytes.
-  else data = { contract: toDetail(detailRowOfJson(event.contract), utcToday(event.occurredAt)), ...event.extra };
-  return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data });
+  return { contract: toDetail(detailRowOfJson(event.contract), utcToday(event.occurredAt)), ...event.extra };
 }
 
 /** `v1,<base64 HMAC-SHA256>` of one message under one key. */

@@ -32,6 +32,7 @@ import { messageIdOf, payloadOf, signedHeaders } from './message';
 import { sendWebhook, type SendResult } from './sender';
 import { queueUpcomingEvents } from './upcoming';
 import { rollingDay, rollRenewals } from '@/server/contracts/rolling';
+import { pruneEvents } from '@/server/events/retention';
 
 /**
  * The delivery worker: a plain transactional outbox in Postgres, no job library (pg-boss
@@ -152,6 +153,7 @@ export class WebhookWorker {
     if (now.getTime() - this.lastPrune >= PRUNE_INTERVAL_MS) {
       this.lastPrune = now.getTime();
       await pruneWebhookHistory(this.db, new Date(now.getTime() - HISTORY_DAYS * 86_400_000), utcToday(now));
+      await pruneEvents(this.db, new Date(now.getTime() - config().eventsRetentionDays * 86_400_000), options.until);
       await pruneMailOutbox(this.db, now);
     }
     if (now.getTime() - this.lastRoll >= ROLL_INTERVAL_MS) {

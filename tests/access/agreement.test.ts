@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { desc, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRows, runStatement, type DatabaseHandle } from '@/db/client';
+import { currentEventPosition, selectEventPage } from '@/db/queries/events';
 import { accessibleTo, accessPaths, accessPathValues, accessShape, accessShapeName, accessValues, countPaths, countPathValues, endpointMaySee, type CallerScope } from '@/db/queries/access';
 import { countContracts } from '@/db/queries/contracts/count';
 import { readFigures } from '@/db/queries/contracts/figures';
@@ -144,6 +145,14 @@ async function byPaths(scope: CallerScope): Promise<string[]> {
   return sorted(out);
 }
 
+/** The contracts whose creation the event list shows the scope (its events after `after`): the access paths over webhook_events. */
+async function byEventList(scope: CallerScope, after: number): Promise<string[]> {
+  const shape = accessShape(scope, undefined);
+  if (!shape) return [];
+  const events = await selectEventPage(handle.db, scope, shape, { after, limit: 1000, types: ['contract.created'] });
+  return sorted(events.map((e) => e.contractId!));
+}
+
 /** The count's paths (the personal path, all organisations at once), counted. */
 async function byCountPaths(scope: CallerScope): Promise<number> {
   const shape = accessShape(scope, undefined);
@@ -179,6 +188,7 @@ describe('who may see which contract: every form agrees with the rule', () => {
   it('for personal and organisation keys, webhook endpoints, and through the list and its totals', async () => {
     await fc.assert(
       fc.asyncProperty(populationArb, async (p) => {
+        const start = await currentEventPosition(handle.db);
         await insert(p);
         for (const [i, key] of p.keys.entries()) {
           const reach = keyReach(p, key);
@@ -189,6 +199,7 @@ describe('who may see which contract: every form agrees with the rule', () => {
           expect({ personal: token.scope.personal, orgs: sorted(token.scope.organizationIds) }, label).toEqual({ personal: reach.personal, orgs: reach.orgs.map(orgId).sort() });
           expect(await byPredicate(token.scope), `${label} predicate`).toEqual(expected);
           expect(await byPaths(token.scope), `${label} paths`).toEqual(expected);
+          expect(await byEventList(token.scope, start), `${label} event list`).toEqual(expected);
           const list = await byList(token.scope);
           expect(list.ids, `${label} list`).toEqual(expected);
           // The total, from the per-path counters (migrations 0007 to 0009) or a count.

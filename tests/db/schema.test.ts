@@ -15,7 +15,7 @@ describe(`migrations on ${describeDriver()}`, () => {
       `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      'access_tokens', 'calendar_feed_versions', 'contract_counts', 'contract_date_counts', 'contract_updated_counts', 'contracts', 'key_usage', 'mail_outbox', 'memberships', 'oauth_accounts', 'organizations', 'request_log', 'security_events', 'token_organization_removals', 'users',
+      'access_tokens', 'calendar_feed_versions', 'contract_counts', 'contract_date_counts', 'contract_updated_counts', 'contracts', 'event_list_commits', 'event_list_horizon', 'key_usage', 'mail_outbox', 'memberships', 'oauth_accounts', 'organizations', 'request_log', 'security_events', 'token_organization_removals', 'users',
       'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_upcoming_sent',
     ]);
     await migrateDatabase(handle.db, handle.driver);

@@ -33,6 +33,10 @@ describe('the OpenAPI document', () => {
       'head /contracts': 'listContractsHead',
       'get /contracts/{id}': 'getContract',
       'head /contracts/{id}': 'getContractHead',
+      'get /events': 'listEvents',
+      'head /events': 'listEventsHead',
+      'get /events/{id}': 'getEvent',
+      'head /events/{id}': 'getEventHead',
       'post /contracts/export': 'exportContracts',
       'get /calendar/{token}.ics': 'getCalendarFeed',
       'head /calendar/{token}.ics': 'getCalendarFeedHead',
@@ -42,13 +46,14 @@ describe('the OpenAPI document', () => {
   });
 
   it('references named envelopes from every JSON response', () => {
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['ContractList', 'ContractResponse', 'Error', 'ErrorCode']));
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['ContractList', 'ContractResponse', 'EventList', 'EventResponse', 'Error', 'ErrorCode']));
+    const ENVELOPES: Record<string, string> = { 'get /contracts': 'ContractList', 'get /contracts/{id}': 'ContractResponse', 'get /events': 'EventList', 'get /events/{id}': 'EventResponse' };
     for (const { key, operation } of operations()) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         const json = (response.content as Record<string, Json> | undefined)?.['application/json'];
         // The document's own 200 is an OpenAPI document, not one of the API's bodies.
         if (!json || (key === 'get /openapi.json' && status === '200')) continue;
-        const expected = status !== '200' ? 'Error' : key === 'get /contracts' ? 'ContractList' : 'ContractResponse';
+        const expected = status !== '200' ? 'Error' : (ENVELOPES[key] ?? 'ContractResponse');
         expect(json.schema, `${key} ${status}`).toEqual({ $ref: `#/components/schemas/${expected}` });
       }
     }
@@ -62,7 +67,7 @@ describe('the OpenAPI document', () => {
     const error = (schemas.Error!.properties as Record<string, Json>).error!.properties as Record<string, Json>;
     expect(error.code).toEqual({ $ref: '#/components/schemas/ErrorCode' });
     expect(schemas.ErrorCode!.enum).toEqual([
-      'invalid_request', 'unauthorized', 'forbidden', 'insufficient_scope', 'ip_not_allowed', 'not_found', 'method_not_allowed', 'request_timeout', 'rate_limited', 'internal_error', 'service_unavailable',
+      'invalid_request', 'unauthorized', 'forbidden', 'insufficient_scope', 'ip_not_allowed', 'not_found', 'method_not_allowed', 'request_timeout', 'cursor_expired', 'rate_limited', 'internal_error', 'service_unavailable',
     ]);
     const autoRenewal = ((paths['/contracts']!.get!.parameters as Json[]).find((p) => p.name === 'auto_renewal')!.schema as Json);
     expect(autoRenewal).toMatchObject({ type: 'string', enum: ['true', 'false'] });
@@ -86,7 +91,7 @@ describe('the OpenAPI document', () => {
         if ((status === '200' || status === '304') && !key.startsWith('post ')) expect(header(response, 'ETag'), `${key} ${status}: ETag`).toBeDefined();
         if (status === '304' || key.startsWith('head ')) expect(response.content, `${key} ${status} has no body`).toBeUndefined();
       }
-      const usesKey = key.includes('/contracts');
+      const usesKey = key.includes('/contracts') || key.includes('/events');
       // The permission the key needs, in the security requirement (docs/keys.md), and the 403 it gets without it.
       const permission = key.includes('/export') ? 'contracts:export' : 'contracts:read';
       expect(operation.security, key).toEqual(usesKey ? [{ ApiKeyAuth: [permission] }, { BearerAuth: [permission] }] : []);

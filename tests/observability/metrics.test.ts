@@ -279,6 +279,8 @@ describe('the webhook outbox', () => {
 
   it('shows the queue depth as the rows pending, and counts deliveries by outcome', async () => {
     const alice = world.userIdOf('alice');
+    // Every change is an event of the list: the seed's are fanned out (to no endpoint) first.
+    await fanOutEvents(world.handle.db, new Date(), 500);
     await receiverEndpoint(world.handle.db, alice, receiver);
     const mine = world.contracts.filter((c) => c.ownerId === alice && c.organizationId === null).slice(0, 3);
     for (const c of mine) await world.handle.query(`UPDATE contracts SET title = title || ' (edited)', updated_at = now() WHERE id = $1`, [c.id]);

@@ -29,7 +29,11 @@ beforeAll(async () => {
 afterAll(() => handle?.close());
 afterEach(() => clearWebhooks(handle.db));
 
-const listen = () => createEndpoint(handle.db, ALICE, { url: 'http://127.0.0.1:9/hooks' }, { policy: PRIVATE_OK });
+/** An endpoint from now on; the events written before it (every change is one, for the event list) are set aside. */
+const listen = async () => {
+  await handle.db.delete(webhookEvents);
+  return createEndpoint(handle.db, ALICE, { url: 'http://127.0.0.1:9/hooks' }, { policy: PRIVATE_OK });
+};
 const events = () => handle.db.select().from(webhookEvents).orderBy(asc(webhookEvents.seq));
 
 async function newContract(values: Partial<typeof contracts.$inferInsert> = {}) {
@@ -41,11 +45,17 @@ async function newContract(values: Partial<typeof contracts.$inferInsert> = {}) 
 }
 
 describe('the outbox trigger', () => {
-  it('writes nothing while no endpoint exists', async () => {
+  it('writes every change while no endpoint exists too (the event list keeps them), each given a position at commit', async () => {
+    await handle.db.delete(webhookEvents); // the demo seed's
     const id = await newContract();
     await handle.query(`UPDATE contracts SET title = 'x' WHERE id = $1`, [id]);
     await handle.query(`DELETE FROM contracts WHERE id = $1`, [id]);
-    expect(await events()).toHaveLength(0);
+    const written = await events();
+    expect(written.map((e) => e.type)).toEqual(['contract.created', 'contract.updated', 'contract.deleted']);
+    const positions = written.map((e) => e.position!);
+    expect(positions.every((p) => Number.isInteger(p))).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(await handle.query(`SELECT * FROM event_list_commits`)).toEqual([]);
   });
 
   it('insert: created, plus extraction_completed when inserted completed; in one statement, in order', async () => {

@@ -31,6 +31,10 @@ export type ApiError = ErrorBody;
 export type ErrorCode = Schemas['ErrorCode'];
 /** The list's query parameters (filters, sort, limit, offset). */
 export type ListContractsQuery = NonNullable<paths['/contracts']['get']['parameters']['query']>;
+/** The event list (GET /events): a page, one event, and the query. */
+export type EventList = Schemas['EventList'];
+export type Event = Schemas['Event'];
+export type ListEventsQuery = NonNullable<paths['/events']['get']['parameters']['query']>;
 export type ContractStatus = ContractSummary['status'];
 
 export type ContractDataClient = Client<paths>;

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '@/db/client';
+import { pruneEventList } from '@/db/queries/events';
+import { contracts, memberships, organizations, users } from '@/db/schema';
+import { createApiKey } from '@/server/access/keys';
+import { setProcessDatabase } from '@/server/database';
+import { buildOpenApiDocument } from '@/server/rest/openapi-document';
+import { handleApiRequest } from '@/server/rest/router';
+import { configureForFile } from '../helpers/config';
+import { createTestDatabase } from '../helpers/db';
+import { createResponseValidator, type ApiResponse } from '../helpers/openapi-validator';
+import { newApiKey } from '../helpers/tokens';
+
+/**
+ * GET /api/v1/events and /events/{id} through the REST handler, every answer validated
+ * against the OpenAPI document: what a key sees (its owner's personal contracts and
+ * organisations, a restricted key's access only), paging by cursor and polling at the
+ * end, the types filter, since, retention (410 cursor_expired) and the ids shared with
+ * webhooks. The order under concurrent writers: tests/db/event-list.test.ts.
+ */
+
+configureForFile({ RATE_LIMIT_GENERAL_PER_WINDOW: '100000' });
+
+const BASE = 'http://localhost:3000';
+const USER = '00000000-0000-4000-8000-00000000e101';
+const OTHER = '00000000-0000-4000-8000-00000000e102';
+const ORG = '00000000-0000-4000-8000-00000000e1a1';
+const OTHER_ORG = '00000000-0000-4000-8000-00000000e1a2';
+
+type EventBody = { id: string; type: string; created_at: string; data: { contract: { id: string; title?: string; organization_id: string | null }; changed_fields?: string[] } };
+type ListBody = { data: { events: EventBody[]; pagination: { limit: number; next_cursor: string; has_more: boolean } } };
+
+let handle: DatabaseHandle;
+let key: string;
+let orgOnlyKey: string;
+let validate: Awaited<ReturnType<typeof createResponseValidator>>;
+
+beforeAll(async () => {
+  handle = await createTestDatabase();
+  setProcessDatabase(handle);
+  await handle.db.insert(users).values([
+    { id: USER, email: 'events-api@example.com' },
+    { id: OTHER, email: 'events-api-other@example.com' },
+  ]);
+  await handle.db.insert(organizations).values([
+    { id: ORG, name: 'Events Org' },
+    { id: OTHER_ORG, name: 'Not theirs' },
+  ]);
+  await handle.db.insert(memberships).values([
+    { userId: USER, organizationId: ORG },
+    { userId: OTHER, organizationId: OTHER_ORG },
+  ]);
+  key = (await newApiKey(handle.db, USER, { name: 'events', expiresInDays: null })).key;
+  orgOnlyKey = (await createApiKey(handle.db, USER, { name: 'org only', expiresInDays: null, access: { kind: 'chosen', personal: false, organizationIds: [ORG] } })).secret;
+  validate = await createResponseValidator(buildOpenApiDocument(BASE));
+});
+afterAll(() => handle?.close());
+
+async function call(pathAndQuery: string, headers: Record<string, string> = {}, apiKey = key): Promise<ApiResponse> {
+  const req = new Request(`${BASE}/api/v1${pathAndQuery}`, { headers: { 'X-API-Key': apiKey, ...headers } });
+  const res = await handleApiRequest(req);
+  const text = await res.text();
+  const json = res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined;
+  const response = { status: res.status, headers: res.headers, text, json };
+  validate('GET', new URL(req.url).pathname.slice('/api/v1'.length), response);
+  return response;
+}
+
+/** Every event from `cursor` on, page by page, and the cursor the last page ended at. */
+async function walk(query: string, apiKey = key): Promise<{ events: EventBody[]; cursor: string }> {
+  const events: EventBody[] = [];
+  let res = await call(`/events?${query}`, {}, apiKey);
+  for (;;) {
+    expect(res.status, res.text).toBe(200);
+    const body = res.json as ListBody;
+    events.push(...body.data.events);
+    if (!body.data.pagination.has_more) {
+      expect(res.headers.get('link')).toBeNull();
+      return { events, cursor: body.data.pagination.next_cursor };
+    }
+    const next = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+    expect(next, 'Link rel=next while has_more').toBeDefined();
+    expect(new URL(next!).searchParams.get('cursor')).toBe(body.data.pagination.next_cursor);
+    res = await call(`${new URL(next!).pathname.slice('/api/v1'.length)}${new URL(next!).search}`, {}, apiKey);
+  }
+}
+
+const insert = (title: string, organizationId: string | null, owner = USER) =>
+  handle.db.insert(contracts).values({ ownerId: owner, organizationId, title, fileName: 'e.pdf', fileSize: 1 }).returning({ id: contracts.id });
+
+describe('GET /api/v1/events', () => {
+  let firstCursor: string;
+
+  it('lists the caller\'s creates, updates and deletions, oldest first, in pages, each with its webhook id and data', async () => {
+    const [personal] = await insert('Personal', null);
+    const [shared] = await insert('Shared', ORG);
+    await insert('Not visible', OTHER_ORG, OTHER);
+    await handle.query(`UPDATE contracts SET title = 'Shared, renamed', status = 'completed' WHERE id = $1`, [shared!.id]);
+    await handle.query(`DELETE FROM contracts WHERE id = $1`, [personal!.id]);
+    const { events, cursor } = await walk('limit=2');
+    firstCursor = cursor;
+    expect(events.map((e) => [e.type, e.data.contract.id])).toEqual([
+      ['contract.created', personal!.id],
+      ['contract.created', shared!.id],
+      ['contract.updated', shared!.id],
+      ['contract.extraction_completed', shared!.id],
+      ['contract.deleted', personal!.id],
+    ]);
+    expect(events[2]!.data.changed_fields).toEqual(['title', 'status', 'data']);
+    expect(events[2]!.data.contract.title).toBe('Shared, renamed');
+    expect(events[4]!.data.contract).toEqual({ id: personal!.id, organization_id: null });
+    expect(events.every((e) => /^msg_[0-9a-f]{32}$/.test(e.id))).toBe(true);
+    // One of them by id: the same event; another tenant's is a 404 like a missing one.
+    const one = await call(`/events/${events[2]!.id}`);
+    expect(one.status).toBe(200);
+    expect((one.json as { data: { event: EventBody } }).data.event).toEqual(events[2]);
+    const [theirs] = await handle.query<{ id: string }>(`SELECT id FROM webhook_events WHERE contract->>'title' = 'Not visible'`);
+    expect((await call(`/events/msg_${theirs!.id.replaceAll('-', '')}`)).status).toBe(404);
+    expect((await call(`/events/msg_${'0'.repeat(32)}`)).status).toBe(404);
+  });
+
+  it('at the end answers an empty page with the same cursor, then what committed since; 304 while nothing changed', async () => {
+    const empty = await call(`/events?cursor=${firstCursor}`);
+    expect((empty.json as ListBody).data).toEqual({ events: [], pagination: { limit: 50, next_cursor: firstCursor, has_more: false } });
+    const etag = empty.headers.get('etag')!;
+    expect((await call(`/events?cursor=${firstCursor}`, { 'If-None-Match': etag })).status).toBe(304);
+    await insert('Later', ORG);
+    const later = await call(`/events?cursor=${firstCursor}`, { 'If-None-Match': etag });
+    expect(later.status).toBe(200);
+    expect((later.json as ListBody).data.events.map((e) => e.data.contract.title)).toEqual(['Later']);
+  });
+
+  it('keeps the chosen types; a restricted key sees its organisations only', async () => {
+    const { events: updates } = await walk('types=contract.updated,contract.deleted');
+    expect(updates.map((e) => e.type)).toEqual(['contract.updated', 'contract.deleted']);
+    const { events: orgOnly } = await walk('', orgOnlyKey);
+    expect(orgOnly.length).toBeGreaterThan(0);
+    expect(orgOnly.every((e) => e.data.contract.organization_id === ORG)).toBe(true);
+  });
+
+  it('starts at an instant with since', async () => {
+    const before = new Date(Date.now() - 1000).toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await insert('After since', null);
+    const { events } = await walk(`since=${encodeURIComponent(new Date(Date.now() - 500).toISOString())}`);
+    expect(events.map((e) => e.data.contract.title)).toEqual(['After since']);
+    const { events: all } = await walk(`since=${encodeURIComponent(before)}`);
+    expect(all.map((e) => e.data.contract.title)).toContain('After since');
+  });
+
+  it('refuses bad input with a 400 naming the parameter', async () => {
+    for (const [query, param] of [
+      ['types=contract.renewal_upcoming', 'types'],
+      ['cursor=not-a-cursor', 'cursor'],
+      [`cursor=${Buffer.from('[1,-5]').toString('base64url')}`, 'cursor'],
+      [`cursor=${firstCursor}&since=2026-01-01T00:00:00Z`, 'since'],
+      ['since=yesterday', 'since'],
+      ['limit=101', 'limit'],
+      ['sort=created_at', 'sort'],
+    ] as const) {
+      const res = await call(`/events?${query}`);
+      expect(res.status, query).toBe(400);
+      expect((res.json as { error: { details: { param: string }[] } }).error.details[0]!.param, query).toBe(param);
+    }
+    expect((await call('/events/123')).status).toBe(400);
+  });
+
+  it('answers 410 cursor_expired for a cursor or since older than what is retained', async () => {
+    const { events } = await walk('');
+    const last = events.at(-1)!;
+    // Every event so far is older than "now + a minute": all of them go, other tenants' too.
+    const [all] = await handle.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE position IS NOT NULL`);
+    expect(Number(all!.n)).toBeGreaterThan(events.length);
+    expect(await pruneEventList(handle.db, new Date(Date.now() + 60_000), 1000)).toBe(Number(all!.n));
+    const expired = await call(`/events?cursor=${firstCursor}`);
+    expect(expired.status).toBe(410);
+    expect((expired.json as { error: { code: string; message: string } }).error).toMatchObject({ code: 'cursor_expired' });
+    expect((expired.json as { error: { message: string } }).error.message).toContain('export');
+    expect((await call(`/events?since=${encodeURIComponent(last.created_at)}`)).status).toBe(410);
+    // From the start: the list begins after what was removed.
+    expect((await call('/events')).json).toMatchObject({ data: { events: [] } });
+    expect((await call(`/events/${last.id}`)).status).toBe(404);
+  });
+});
