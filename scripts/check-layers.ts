@@ -35,7 +35,7 @@ const FORBIDDEN: { name: string; from: RegExp; to: RegExp }[] = [
 export const SERVER_LAYERS: readonly { name: string; rooms: readonly string[] }[] = [
   { name: 'foundation', rooms: ['config', 'errors', 'dates', 'budget', 'csv', 'after-response', 'observability', 'http', 'database', 'database-settings', 'rate-limit', 'mail'] },
   { name: 'access', rooms: ['access', 'security-log', 'auth'] },
-  { name: 'features', rooms: ['contracts', 'calendar', 'usage', 'webhooks', 'accounts'] },
+  { name: 'features', rooms: ['contracts', 'events', 'calendar', 'usage', 'webhooks', 'accounts'] },
   { name: 'transports', rooms: ['rest', 'trpc', 'actions', 'health', 'docs', 'startup'] },
 ];
 
