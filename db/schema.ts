@@ -525,6 +525,10 @@ export const webhookEvents = pgTable(
     index('webhook_events_organization_position_idx')
       .on(t.organizationId, t.position)
       .where(sql`${t.organizationId} IS NOT NULL AND ${t.position} IS NOT NULL`),
+    // Events about every tenant (contracts.reset: a TRUNCATE of the contracts), few.
+    index('webhook_events_everyone_position_idx')
+      .on(t.position)
+      .where(sql`${t.ownerId} IS NULL AND ${t.organizationId} IS NULL AND ${t.position} IS NOT NULL`),
     // The events of transactions not committed yet (few), found at their commit.
     index('webhook_events_unpositioned_idx')
       .on(t.transactionId)

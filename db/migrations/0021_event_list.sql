@@ -28,6 +28,7 @@ ALTER TABLE "webhook_events" ADD COLUMN "transaction_id" "xid8" DEFAULT pg_curre
 CREATE UNIQUE INDEX "webhook_events_position_idx" ON "webhook_events" USING btree ("position");--> statement-breakpoint
 CREATE INDEX "webhook_events_personal_position_idx" ON "webhook_events" USING btree ("owner_id","position") WHERE "webhook_events"."organization_id" IS NULL AND "webhook_events"."position" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "webhook_events_organization_position_idx" ON "webhook_events" USING btree ("organization_id","position") WHERE "webhook_events"."organization_id" IS NOT NULL AND "webhook_events"."position" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "webhook_events_everyone_position_idx" ON "webhook_events" USING btree ("position") WHERE "webhook_events"."owner_id" IS NULL AND "webhook_events"."organization_id" IS NULL AND "webhook_events"."position" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "webhook_events_unpositioned_idx" ON "webhook_events" USING btree ("transaction_id") WHERE "webhook_events"."position" IS NULL AND "webhook_events"."endpoint_id" IS NULL;--> statement-breakpoint
 INSERT INTO "event_list_horizon" ("singleton") VALUES (true);
 --> statement-breakpoint
@@ -135,3 +136,14 @@ BEGIN
   RETURN NULL;
 END
 $$;
+--> statement-breakpoint
+-- A TRUNCATE of the contracts (the pipeline's reload) deletes without a row trigger: one
+-- contracts.reset event, about every tenant (no owner, no organisation), tells every copy
+-- to start again from an export. Only an INSERT, UPDATE or DELETE fires the capture.
+CREATE FUNCTION "event_list_contracts_reset"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "webhook_events" ("type") VALUES ('contracts.reset');
+  RETURN NULL;
+END
+$$;--> statement-breakpoint
+CREATE TRIGGER "contracts_reset" AFTER TRUNCATE ON "contracts" FOR EACH STATEMENT EXECUTE FUNCTION "event_list_contracts_reset"();

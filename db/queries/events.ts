@@ -42,17 +42,24 @@ export interface EventPageRequest {
 }
 
 /**
- * A page of the caller's events after a position: per access path, its events after it in
- * position order (webhook_events_personal_position_idx, _organization_position_idx), cut
+ * A page of the caller's events after a position: per access path (and the events about
+ * everyone), its events after it in position order (webhook_events_personal_position_idx,
+ * _organization_position_idx, _everyone_position_idx), cut
  * to the page and merged, so a page reads about `limit` entries a path whatever the table
  * holds of other tenants.
  */
+/**
+ * Events about every tenant (contracts.reset, a TRUNCATE: no owner, no organisation),
+ * which every caller's list carries (webhook_events_everyone_position_idx).
+ */
+const aboutEveryone = sql`${webhookEvents.ownerId} IS NULL AND ${webhookEvents.organizationId} IS NULL`;
+
 export function eventPageStatement(scope: CallerScope, shape: AccessShape, request: EventPageRequest): Statement<ListedEvent[]> {
   const types = request.types && request.types.length > 0 ? [...request.types] : undefined;
   const build = (db: Database) => {
     const after = sql`${webhookEvents.position} > ${sql.placeholder('after')}`;
     const ofType = types ? inArray(webhookEvents.type, types.map((_, i) => sql.placeholder(`type${i}`))) : undefined;
-    const branches = accessPaths(shape, webhookEvents).map((path) =>
+    const branches = [...accessPaths(shape, webhookEvents), aboutEveryone].map((path) =>
       db
         .select(eventColumns)
         .from(webhookEvents)
@@ -61,7 +68,6 @@ export function eventPageStatement(scope: CallerScope, shape: AccessShape, reque
         .limit(sql.placeholder('limit') as unknown as number),
     );
     const [first, ...rest] = branches as [(typeof branches)[number], ...typeof branches];
-    if (rest.length === 0) return first;
     const union = rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
     return union.orderBy(sql`${sql.identifier('position')}`).limit(sql.placeholder('limit') as unknown as number);
   };
@@ -97,7 +103,7 @@ export async function selectEventById(db: Database, scope: CallerScope, id: stri
       db
         .select(eventColumns)
         .from(webhookEvents)
-        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join(accessPaths(shape, webhookEvents), sql` OR `)})`))
+        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join([...accessPaths(shape, webhookEvents), aboutEveryone], sql` OR `)})`))
         .limit(1)) as unknown as Statement<ListedEvent[]>['build'],
     values: { ...accessPathValues(scope, shape), id },
     prepareOnServer: false,

@@ -23,14 +23,22 @@ export const listedEventSchema = z
     created_at: z.string().meta({ description: 'When it happened (ISO 8601, UTC: the start of the writing transaction).' }),
     data: z
       .object({
-        contract: z.union([contractDetail, deletedContract]).meta({
-          description: 'The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only.',
-        }),
+        contract: z
+          .union([contractDetail, deletedContract])
+          .optional()
+          .meta({
+            description:
+              'The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset.',
+          }),
         changed_fields: z.array(z.string()).optional().meta({ description: 'contract.updated: the paths of the fields that changed (as in the webhook).' }),
       })
       .meta({ description: 'As a webhook\'s `data`.' }),
   })
-  .meta({ id: 'Event' });
+  .meta({
+    id: 'Event',
+    description:
+      'One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export.',
+  });
 
 const eventPagination = z
   .object({

@@ -165,6 +165,21 @@ describe('GET /api/v1/events', () => {
     expect((await call('/events/123')).status).toBe(400);
   });
 
+  it('a TRUNCATE of the contracts is one contracts.reset event, in every key\'s list, and no webhook', async () => {
+    const { cursor } = await walk('');
+    const { cursor: orgCursor } = await walk('', orgOnlyKey);
+    const otherKey = (await newApiKey(handle.db, OTHER, { name: 'other', expiresInDays: null })).key;
+    const { cursor: otherCursor } = await walk('', otherKey);
+    await handle.query('TRUNCATE contracts');
+    for (const [from, apiKey] of [[cursor, key], [orgCursor, orgOnlyKey], [otherCursor, otherKey]] as const) {
+      const { events } = await walk(`cursor=${from}`, apiKey);
+      expect(events.map((e) => [e.type, e.data])).toEqual([['contracts.reset', {}]]);
+    }
+    // Only the reset's type when asked for it; nobody's endpoint hears of it (no webhook type).
+    const { events: resets } = await walk('types=contracts.reset');
+    expect(resets).toHaveLength(1);
+  });
+
   it('answers 410 cursor_expired for a cursor or since older than what is retained', async () => {
     const { events } = await walk('');
     const last = events.at(-1)!;

@@ -549,6 +549,7 @@ export interface components {
                 pagination: components["schemas"]["EventPagination"];
             };
         };
+        /** @description One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export. */
         Event: {
             /** @description The event id: the same as the `webhook-id` of its webhook deliveries (`msg_` and 32 hexadecimal digits). */
             id: string;
@@ -556,13 +557,13 @@ export interface components {
              * @description What happened (as the webhook event types).
              * @enum {string}
              */
-            type: "contract.created" | "contract.updated" | "contract.deleted" | "contract.extraction_completed";
+            type: "contract.created" | "contract.updated" | "contract.deleted" | "contract.extraction_completed" | "contracts.reset";
             /** @description When it happened (ISO 8601, UTC: the start of the writing transaction). */
             created_at: string;
             /** @description As a webhook's `data`. */
             data: {
-                /** @description The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only. */
-                contract: components["schemas"]["ContractDetail"] | components["schemas"]["DeletedContract"];
+                /** @description The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset. */
+                contract?: components["schemas"]["ContractDetail"] | components["schemas"]["DeletedContract"];
                 /** @description contract.updated: the paths of the fields that changed (as in the webhook). */
                 changed_fields?: string[];
             };
