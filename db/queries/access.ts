@@ -115,6 +115,15 @@ export function accessPaths(shape: AccessShape, rows: OwnedRows = contracts): SQ
   return paths;
 }
 
+/**
+ * The event list's paths (db/queries/events.ts): the access paths over its events, and the
+ * events about every tenant (no owner, no organisation: contracts.reset, a TRUNCATE of the
+ * contracts), which every caller sees.
+ */
+export function eventListPaths(shape: AccessShape, events: OwnedRows): SQL[] {
+  return [...accessPaths(shape, events), sql`${events.ownerId} IS NULL AND ${events.organizationId} IS NULL`];
+}
+
 /** The values of `accessPaths()`. */
 export function accessPathValues(scope: CallerScope, shape: AccessShape): Record<string, unknown> {
   const values: Record<string, unknown> = { userId: personalOwner(scope) };

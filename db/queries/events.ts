@@ -1,7 +1,7 @@
 import { and, asc, inArray, sql } from 'drizzle-orm';
 import { executeRows, runStatement, type Database, type Statement } from '../client';
 import { eventListHorizon, webhookEvents } from '../schema';
-import { accessPaths, accessPathValues, accessShapeName, accessShape, type AccessShape, type CallerScope } from './access';
+import { accessPathValues, accessShapeName, accessShape, eventListPaths, type AccessShape, type CallerScope } from './access';
 
 /**
  * The event list (migration 0021): the events about contracts a caller may see, in the
@@ -48,18 +48,12 @@ export interface EventPageRequest {
  * to the page and merged, so a page reads about `limit` entries a path whatever the table
  * holds of other tenants.
  */
-/**
- * Events about every tenant (contracts.reset, a TRUNCATE: no owner, no organisation),
- * which every caller's list carries (webhook_events_everyone_position_idx).
- */
-const aboutEveryone = sql`${webhookEvents.ownerId} IS NULL AND ${webhookEvents.organizationId} IS NULL`;
-
 export function eventPageStatement(scope: CallerScope, shape: AccessShape, request: EventPageRequest): Statement<ListedEvent[]> {
   const types = request.types && request.types.length > 0 ? [...request.types] : undefined;
   const build = (db: Database) => {
     const after = sql`${webhookEvents.position} > ${sql.placeholder('after')}`;
     const ofType = types ? inArray(webhookEvents.type, types.map((_, i) => sql.placeholder(`type${i}`))) : undefined;
-    const branches = [...accessPaths(shape, webhookEvents), aboutEveryone].map((path) =>
+    const branches = eventListPaths(shape, webhookEvents).map((path) =>
       db
         .select(eventColumns)
         .from(webhookEvents)
@@ -103,7 +97,7 @@ export async function selectEventById(db: Database, scope: CallerScope, id: stri
       db
         .select(eventColumns)
         .from(webhookEvents)
-        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join([...accessPaths(shape, webhookEvents), aboutEveryone], sql` OR `)})`))
+        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join(eventListPaths(shape, webhookEvents), sql` OR `)})`))
         .limit(1)) as unknown as Statement<ListedEvent[]>['build'],
     values: { ...accessPathValues(scope, shape), id },
     prepareOnServer: false,

@@ -162,8 +162,8 @@ const filterDescriptions = {
 };
 const extractedNote = ' Date, auto-renewal and party filters read the extracted data, which exists only for completed contracts.';
 
-export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2000}$/;
-const cursorParam = z
+const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,2000}$/;
+export const cursorParam = z
   .string({ error: paramError('cursor', 'must be the pagination.next_cursor of a previous page') })
   .regex(CURSOR_PATTERN, 'cursor must be the pagination.next_cursor of a previous page, as it was returned')
   .meta({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_LIST_TYPES } from '@/lib/events';
-import { CURSOR_PATTERN, integerParam, paramError, querySchema, timestampParam } from '@/server/contracts/schemas';
+import { cursorParam, integerParam, paramError, querySchema, timestampParam } from '@/server/contracts/schemas';
 
 /**
  * The event list's inputs (GET /api/v1/events, GET /api/v1/events/{id}): the single source
@@ -21,9 +21,7 @@ const typesParam = z
     override: { type: 'string', pattern: TYPES_PATTERN.source, maxLength: 500, example: 'contract.updated,contract.deleted' },
   });
 
-const eventCursorParam = z
-  .string({ error: paramError('cursor', 'must be the pagination.next_cursor of a previous page') })
-  .regex(CURSOR_PATTERN, 'cursor must be the pagination.next_cursor of a previous page, as it was returned')
+const eventCursorParam = cursorParam
   .meta({
     description:
       'Continue after the previous page: its `pagination.next_cursor` (opaque; also in `Link: <…>; rel="next"`). Keep the last one you processed: the next poll starts there, and misses nothing that committed meanwhile. Without it (and without `since`) the list starts at the oldest event retained. Older than the retention: `410` with code `cursor_expired`.',
