@@ -149,10 +149,13 @@ export async function pruneEventList(db: Database, before: Date, batch: number):
       WHERE e.seq = d.seq AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.event_seq = e.seq AND w.state = 'pending')
       RETURNING e.seq
     ), moved AS (
-      UPDATE event_list_horizon SET
-        pruned_through = greatest(pruned_through, (SELECT max(position) FROM doomed)),
-        pruned_until = greatest(pruned_until, (SELECT max(occurred_at) FROM doomed))
-      WHERE EXISTS (SELECT 1 FROM doomed)
+      -- An upsert: the row is the migration's, but a table emptied by hand (a test's reset)
+      -- must not leave the horizon unmoved while its events are gone.
+      INSERT INTO event_list_horizon (singleton, pruned_through, pruned_until)
+      SELECT true, max(position), max(occurred_at) FROM doomed HAVING count(*) > 0
+      ON CONFLICT (singleton) DO UPDATE SET
+        pruned_through = greatest(event_list_horizon.pruned_through, excluded.pruned_through),
+        pruned_until = greatest(event_list_horizon.pruned_until, excluded.pruned_until)
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM doomed)::int AS removed, (SELECT count(*) FROM moved) AS moved, (SELECT count(*) FROM removed) AS deleted`,

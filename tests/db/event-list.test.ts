@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { accessShape, type CallerScope } from '@/db/queries/access';
-import { currentEventPosition, selectEventPage, type ListedEvent } from '@/db/queries/events';
+import { currentEventPosition, pruneEventList, readEventHorizon, selectEventPage, type ListedEvent } from '@/db/queries/events';
 import { memberships, organizations, users } from '@/db/schema';
 import { createTestDatabase, PREPARE } from '../helpers/db';
 
@@ -75,6 +75,25 @@ describe('the event list', () => {
     const orgOnly = await selectEventPage(handle.db, scope, accessShape(scope, ORG)!, { after: start, limit: 10 });
     expect(orgOnly.map((e) => e.organizationId)).toEqual([ORG, ORG]);
     expect(await handle.query(`SELECT * FROM event_list_commits`)).toEqual([]);
+  });
+});
+
+describe('retention', () => {
+  it('moves the horizon past what it removes, stopping at the first younger event, even after event_list_horizon was emptied', async () => {
+    // A reset of every table (the shared test project's reused databases) empties the migration's row too.
+    await handle.query('DELETE FROM event_list_horizon');
+    await handle.query(insertContract('Old enough'));
+    const [old] = await handle.query<{ position: string; occurred_at: Date }>(`SELECT position::text, occurred_at FROM webhook_events WHERE contract->>'title' = 'Old enough'`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const cutoff = new Date();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await handle.query(insertContract('Younger'));
+    expect(await pruneEventList(handle.db, cutoff, 1000)).toBeGreaterThan(0);
+    const horizon = await readEventHorizon(handle.db);
+    expect(horizon.prunedThrough).toBe(Number(old!.position));
+    const left = await readAll(0, 100);
+    expect(left.map((e) => (e.contract as { title: string }).title)).toContain('Younger');
+    expect(left.every((e) => e.position > horizon.prunedThrough)).toBe(true);
   });
 });
 
