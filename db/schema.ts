@@ -513,6 +513,9 @@ export const webhookEvents = pgTable(
     position: bigint('position', { mode: 'number' }),
     // The writing transaction: its commit gives its events their positions.
     transactionId: xid8('transaction_id').notNull().default(sql`pg_current_xact_id()`),
+    // An event of one API key's own list (access.reduced, access.expanded: what the key may
+    // see changed, migration 0022); no owner and no organisation then.
+    tokenId: uuid('token_id').references(() => accessTokens.id, { onDelete: 'cascade' }),
   },
   (t) => [
     index('webhook_events_pending_idx').on(t.seq).where(sql`${t.fannedOutAt} IS NULL`),
@@ -528,7 +531,11 @@ export const webhookEvents = pgTable(
     // Events about every tenant (contracts.reset: a TRUNCATE of the contracts), few.
     index('webhook_events_everyone_position_idx')
       .on(t.position)
-      .where(sql`${t.ownerId} IS NULL AND ${t.organizationId} IS NULL AND ${t.position} IS NOT NULL`),
+      .where(sql`${t.ownerId} IS NULL AND ${t.organizationId} IS NULL AND ${t.tokenId} IS NULL AND ${t.position} IS NOT NULL`),
+    // One key's own events (its access changed), few.
+    index('webhook_events_token_position_idx')
+      .on(t.tokenId, t.position)
+      .where(sql`${t.tokenId} IS NOT NULL`),
     // The events of transactions not committed yet (few), found at their commit.
     index('webhook_events_unpositioned_idx')
       .on(t.transactionId)

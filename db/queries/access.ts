@@ -34,6 +34,8 @@ export interface CallerScope {
   userId: string;
   organizationIds: readonly string[];
   personal?: boolean;
+  /** The API key asking, if one is: its own events are in its event list (eventListPaths()). */
+  tokenId?: string;
 }
 
 /**
@@ -115,13 +117,24 @@ export function accessPaths(shape: AccessShape, rows: OwnedRows = contracts): SQ
   return paths;
 }
 
+/** The event list's events (webhook_events): owned as contracts, or one API key's own. */
+export interface EventRows extends OwnedRows {
+  tokenId: PgColumn;
+}
+
 /**
- * The event list's paths (db/queries/events.ts): the access paths over its events, and the
- * events about every tenant (no owner, no organisation: contracts.reset, a TRUNCATE of the
- * contracts), which every caller sees.
+ * The event list's paths (db/queries/events.ts): the access paths over its events (none for
+ * a shape that reaches nothing), the events about every tenant (no owner, no organisation,
+ * no key: contracts.reset, a TRUNCATE of the contracts), which every caller sees, and for
+ * an API key its own events (access.reduced, access.expanded), over the placeholder
+ * `tokenId`. A key whose access shrank to nothing still reads the last two.
  */
-export function eventListPaths(shape: AccessShape, events: OwnedRows): SQL[] {
-  return [...accessPaths(shape, events), sql`${events.ownerId} IS NULL AND ${events.organizationId} IS NULL`];
+export function eventListPaths(shape: AccessShape | undefined, events: EventRows, ofKey: boolean): SQL[] {
+  return [
+    ...(shape ? accessPaths(shape, events) : []),
+    sql`${events.ownerId} IS NULL AND ${events.organizationId} IS NULL AND ${events.tokenId} IS NULL`,
+    ...(ofKey ? [eq(events.tokenId, sql.placeholder('tokenId'))] : []),
+  ];
 }
 
 /** The values of `accessPaths()`. */

@@ -2,6 +2,7 @@ import { and, asc, inArray, sql } from 'drizzle-orm';
 import { executeRows, runStatement, type Database, type Statement } from '../client';
 import { eventListHorizon, webhookEvents } from '../schema';
 import { accessPathValues, accessShapeName, accessShape, eventListPaths, type AccessShape, type CallerScope } from './access';
+import type { KeyReachChange } from './token-scope';
 
 /**
  * The event list (migration 0021): the events about contracts a caller may see, in the
@@ -48,12 +49,13 @@ export interface EventPageRequest {
  * to the page and merged, so a page reads about `limit` entries a path whatever the table
  * holds of other tenants.
  */
-export function eventPageStatement(scope: CallerScope, shape: AccessShape, request: EventPageRequest): Statement<ListedEvent[]> {
+export function eventPageStatement(scope: CallerScope, shape: AccessShape | undefined, request: EventPageRequest): Statement<ListedEvent[]> {
   const types = request.types && request.types.length > 0 ? [...request.types] : undefined;
+  const ofKey = scope.tokenId !== undefined;
   const build = (db: Database) => {
     const after = sql`${webhookEvents.position} > ${sql.placeholder('after')}`;
     const ofType = types ? inArray(webhookEvents.type, types.map((_, i) => sql.placeholder(`type${i}`))) : undefined;
-    const branches = eventListPaths(shape, webhookEvents).map((path) =>
+    const branches = eventListPaths(shape, webhookEvents, ofKey).map((path) =>
       db
         .select(eventColumns)
         .from(webhookEvents)
@@ -65,17 +67,24 @@ export function eventPageStatement(scope: CallerScope, shape: AccessShape, reque
     const union = rest.reduce<ReturnType<typeof first.unionAll>>((q, b) => q.unionAll(b), first as never);
     return union.orderBy(sql`${sql.identifier('position')}`).limit(sql.placeholder('limit') as unknown as number);
   };
-  const values: Record<string, unknown> = { ...accessPathValues(scope, shape), after: request.after, limit: request.limit };
+  const values: Record<string, unknown> = { ...eventPathValues(scope, shape), after: request.after, limit: request.limit };
   types?.forEach((type, i) => (values[`type${i}`] = type));
   return {
-    name: ['events.page', accessShapeName(shape), types ? `${types.length}types` : 'all-types'].join(' '),
+    name: ['events.page', eventShapeName(shape, ofKey), types ? `${types.length}types` : 'all-types'].join(' '),
     build: build as unknown as Statement<ListedEvent[]>['build'],
     values,
     prepareOnServer: false,
   };
 }
 
-export async function selectEventPage(db: Database, scope: CallerScope, shape: AccessShape, request: EventPageRequest): Promise<ListedEvent[]> {
+/** The values of eventListPaths(): the access paths' (if any) and the key's id. */
+function eventPathValues(scope: CallerScope, shape: AccessShape | undefined): Record<string, unknown> {
+  return { ...(shape ? accessPathValues(scope, shape) : {}), ...(scope.tokenId !== undefined ? { tokenId: scope.tokenId } : {}) };
+}
+
+const eventShapeName = (shape: AccessShape | undefined, ofKey: boolean) => `${shape ? accessShapeName(shape) : 'nothing'}${ofKey ? '+key' : ''}`;
+
+export async function selectEventPage(db: Database, scope: CallerScope, shape: AccessShape | undefined, request: EventPageRequest): Promise<ListedEvent[]> {
   const rows = await runStatement(db, eventPageStatement(scope, shape, request));
   return rows.map((row) => ({ ...row, position: Number(row.position), occurredAt: new Date(row.occurredAt) }));
 }
@@ -90,20 +99,34 @@ export async function currentEventPosition(db: Database): Promise<number> {
 /** One of the caller's events by id (undefined: no such event in the list, or not the caller's). */
 export async function selectEventById(db: Database, scope: CallerScope, id: string): Promise<ListedEvent | undefined> {
   const shape = accessShape(scope, undefined);
-  if (!shape) return undefined;
+  const ofKey = scope.tokenId !== undefined;
   const statement: Statement<ListedEvent[]> = {
-    name: ['events.by-id', accessShapeName(shape)].join(' '),
+    name: ['events.by-id', eventShapeName(shape, ofKey)].join(' '),
     build: ((db: Database) =>
       db
         .select(eventColumns)
         .from(webhookEvents)
-        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join(eventListPaths(shape, webhookEvents), sql` OR `)})`))
+        .where(and(sql`${webhookEvents.id} = ${sql.placeholder('id')}`, sql`${webhookEvents.position} IS NOT NULL`, sql`(${sql.join(eventListPaths(shape, webhookEvents, ofKey), sql` OR `)})`))
         .limit(1)) as unknown as Statement<ListedEvent[]>['build'],
-    values: { ...accessPathValues(scope, shape), id },
+    values: { ...eventPathValues(scope, shape), id },
     prepareOnServer: false,
   };
   const [row] = await runStatement(db, statement);
   return row && { ...row, position: Number(row.position), occurredAt: new Date(row.occurredAt) };
+}
+
+/**
+ * Writes the events that tell API keys their access changed (one access.reduced and/or one
+ * access.expanded a key, in that order), in the writer's transaction: they take their
+ * positions at its commit, after everything that committed before.
+ */
+export async function insertKeyAccessEvents(db: Database, changes: readonly KeyReachChange[]): Promise<void> {
+  const rows = changes.flatMap((change) =>
+    (['reduced', 'expanded'] as const)
+      .filter((way) => change[way].personal || change[way].organizationIds.length > 0)
+      .map((way) => ({ type: `access.${way}`, tokenId: change.tokenId, extra: { organization_ids: change[way].organizationIds, personal: change[way].personal } })),
+  );
+  if (rows.length > 0) await db.insert(webhookEvents).values(rows);
 }
 
 /** How far retention has removed the list (event_list_horizon). */

@@ -42,6 +42,26 @@ export async function selectOrganizationNames(db: Database, ids: readonly string
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
+/** The members of an organisation (whose keys its policy reaches). */
+export async function selectMemberIds(db: Database, organizationId: string): Promise<string[]> {
+  const rows = await db.select({ userId: memberships.userId }).from(memberships).where(eq(memberships.organizationId, organizationId));
+  return rows.map((r) => r.userId);
+}
+
+/** Makes a user a member (or changes the role of one already). */
+export async function upsertMembership(db: Database, values: { userId: string; organizationId: string; role: Membership['role'] }): Promise<void> {
+  await db.insert(memberships).values(values).onConflictDoUpdate({ target: [memberships.userId, memberships.organizationId], set: { role: values.role } });
+}
+
+/** Ends a membership; whether there was one. */
+export async function deleteMembership(db: Database, userId: string, organizationId: string): Promise<boolean> {
+  const rows = await db
+    .delete(memberships)
+    .where(sql`${memberships.userId} = ${userId}::uuid AND ${memberships.organizationId} = ${organizationId}::uuid`)
+    .returning({ userId: memberships.userId });
+  return rows.length > 0;
+}
+
 /** A user's role in an organisation, or undefined when not a member. */
 export async function selectRole(db: Database, userId: string, organizationId: string): Promise<Membership['role'] | undefined> {
   const [row] = await db

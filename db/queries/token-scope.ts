@@ -29,6 +29,16 @@ export interface TokenScopeRow {
   allowedAddresses: string[];
 }
 
+/** What a token row reaches: its owner's personal contracts, and the organisations (a JSON array). */
+const tokenReach = () => {
+  const t = accessTokens;
+  return {
+    personal: sql<boolean>`(${t.organizationId} IS NULL AND ${memberObjectReachesPersonal({ accessAll: sql`${t.accessAll}`, accessPersonal: sql`${t.accessPersonal}` })})`,
+    organizationIds: sql<string[]>`CASE WHEN ${t.organizationId} IS NOT NULL THEN jsonb_build_array(${t.organizationId})
+      ELSE ${memberOrganizationIds({ userId: sql`${t.userId}`, accessAll: sql`${t.accessAll}`, accessOrganizationIds: sql`${t.accessOrganizationIds}`, tokenId: sql`${t.id}` })} END`,
+  };
+};
+
 export function tokenScopeStatement(tokenId: string): Statement<TokenScopeRow[]> {
   const t = accessTokens;
   return {
@@ -38,9 +48,7 @@ export function tokenScopeStatement(tokenId: string): Statement<TokenScopeRow[]>
         .select({
           userId: t.userId,
           ownerOrganizationId: t.organizationId,
-          personal: sql<boolean>`(${t.organizationId} IS NULL AND ${memberObjectReachesPersonal({ accessAll: sql`${t.accessAll}`, accessPersonal: sql`${t.accessPersonal}` })})`,
-          organizationIds: sql<string[]>`CASE WHEN ${t.organizationId} IS NOT NULL THEN jsonb_build_array(${t.organizationId})
-            ELSE ${memberOrganizationIds({ userId: sql`${t.userId}`, accessAll: sql`${t.accessAll}`, accessOrganizationIds: sql`${t.accessOrganizationIds}`, tokenId: sql`${t.id}` })} END`,
+          ...tokenReach(),
           permissions: t.permissions,
           allowedAddresses: t.allowedAddresses,
         })
@@ -54,6 +62,66 @@ export function tokenScopeStatement(tokenId: string): Statement<TokenScopeRow[]>
 export async function selectTokenScope(db: Database, tokenId: string): Promise<TokenScopeRow | undefined> {
   const [row] = await runStatement(db, tokenScopeStatement(tokenId));
   return row && { ...row, organizationIds: parseJsonArray(row.organizationIds), permissions: parseJsonArray(row.permissions), allowedAddresses: parseJsonArray(row.allowedAddresses) };
+}
+
+export interface KeyReach {
+  tokenId: string;
+  personal: boolean;
+  organizationIds: string[];
+}
+
+/**
+ * What each personal API key of these users reaches right now (the scope above, for many
+ * keys at once), for the events that tell a key its access changed
+ * (server/access/access-events.ts). Revoked keys read nothing and are left out; an
+ * organisation's own key reaches its organisation whatever its creator's memberships.
+ */
+export async function selectPersonalKeyReaches(db: Database, userIds: readonly string[]): Promise<KeyReach[]> {
+  if (userIds.length === 0) return [];
+  const t = accessTokens;
+  const rows = await db
+    .select({ tokenId: t.id, ...tokenReach() })
+    .from(t)
+    .where(
+      sql`${t.kind} = 'api_key' AND ${t.organizationId} IS NULL AND ${t.revokedAt} IS NULL
+        AND ${t.userId} IN (${sql.join(userIds.map((id) => sql`${id}::uuid`), sql`, `)})`,
+    )
+    .orderBy(t.id);
+  return rows.map((row) => ({ ...row, organizationIds: parseJsonArray(row.organizationIds) }));
+}
+
+/**
+ * Takes each person's transaction-scoped lock on their keys' reach (sorted: two changes
+ * about the same people wait for each other instead of deadlocking).
+ */
+export async function lockKeyReachesOf(db: Database, userIds: readonly string[]): Promise<void> {
+  for (const userId of [...userIds].sort()) await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`key-reach:${userId}`}, 0))`);
+}
+
+/** What a key gained and lost between two readings of its reach. */
+export interface KeyReachChange {
+  tokenId: string;
+  reduced: { personal: boolean; organizationIds: string[] };
+  expanded: { personal: boolean; organizationIds: string[] };
+}
+
+/** The keys whose reach differs between `before` and `after` (a key in only one of them reached nothing in the other). */
+export function keyReachChanges(before: readonly KeyReach[], after: readonly KeyReach[]): KeyReachChange[] {
+  const nothing = { personal: false, organizationIds: [] as string[] };
+  const was = new Map(before.map((r) => [r.tokenId, r]));
+  const now = new Map(after.map((r) => [r.tokenId, r]));
+  const changes: KeyReachChange[] = [];
+  for (const tokenId of [...new Set([...was.keys(), ...now.keys()])].sort()) {
+    const b = was.get(tokenId) ?? nothing;
+    const a = now.get(tokenId) ?? nothing;
+    const change = {
+      tokenId,
+      reduced: { personal: b.personal && !a.personal, organizationIds: b.organizationIds.filter((id) => !a.organizationIds.includes(id)).sort() },
+      expanded: { personal: a.personal && !b.personal, organizationIds: a.organizationIds.filter((id) => !b.organizationIds.includes(id)).sort() },
+    };
+    if (change.reduced.personal || change.expanded.personal || change.reduced.organizationIds.length > 0 || change.expanded.organizationIds.length > 0) changes.push(change);
+  }
+  return changes;
 }
 
 export interface EndpointScopeRow {

@@ -1,6 +1,6 @@
 import { DEFAULT_NOTICE_REMINDER_DAYS, MAX_NOTICE_REMINDER_DAYS } from '@/lib/calendar';
 import type { Database } from '@/db/client';
-import { selectMemberships, selectRole, selectUserEmails } from '@/db/queries/memberships';
+import { selectMemberIds, selectMemberships, selectRole, selectUserEmails } from '@/db/queries/memberships';
 import {
   insertRemoval,
   selectMemberKeysAllowed,
@@ -17,6 +17,7 @@ import type { TokenDetails, TokenKind, TokenSummary } from '@/lib/tokens';
 import { inTransaction, keyEvent, recordSecurityEvent } from '@/server/security-log/record';
 import { AppError } from '@/server/errors';
 import { clientAddressKnown } from '@/server/http/client-address';
+import { withAccessEvents } from './access-events';
 import { accessOfRow, detailsOf, type Restrictions } from './token-details';
 import { createToken, revokeTokenById, rollApiKey, type NewToken } from './tokens';
 
@@ -164,13 +165,16 @@ export async function editKeyRestrictions(db: Database, userId: string, input: E
     access = await checkAccess(db, row.userId!, input.access);
   }
   await inTransaction(db, async (tx) => {
-    await updateTokenRestrictions(tx, row.id, {
-      accessAll: row.organizationId ? true : access.kind === 'all',
-      accessPersonal: access.kind === 'chosen' && access.personal,
-      accessOrganizationIds: access.kind === 'chosen' && !row.organizationId ? access.organizationIds : [],
-      ...(permissions ? { permissions } : {}),
-      ...(allowedAddresses ? { allowedAddresses } : {}),
-    });
+    // A personal key's access edited: its event list says what it lost and gained.
+    await withAccessEvents(tx, row.organizationId ? [] : [row.userId!], () =>
+      updateTokenRestrictions(tx, row.id, {
+        accessAll: row.organizationId ? true : access.kind === 'all',
+        accessPersonal: access.kind === 'chosen' && access.personal,
+        accessOrganizationIds: access.kind === 'chosen' && !row.organizationId ? access.organizationIds : [],
+        ...(permissions ? { permissions } : {}),
+        ...(allowedAddresses ? { allowedAddresses } : {}),
+      }),
+    );
     const changed = [input.access !== undefined && 'access', permissions && 'permissions', allowedAddresses && 'allowed addresses'].filter(Boolean).join(', ');
     if (kind === 'api_key') await recordSecurityEvent(tx, { ...keyEvent('api_key.edited', row, { change: changed || 'nothing' }), at: now });
   });
@@ -232,7 +236,7 @@ export async function removeKeyAccess(db: Database, userId: string, organization
   const member = row?.userId ? await selectRole(db, row.userId, organizationId) : undefined;
   if (!row || !row.userId || member === undefined) throw new AppError('not_found', "No such key among the members' personal keys.");
   await inTransaction(db, async (tx) => {
-    await insertRemoval(tx, { tokenId, organizationId, removedBy: userId, removedAt: now });
+    await withAccessEvents(tx, [row.userId!], () => insertRemoval(tx, { tokenId, organizationId, removedBy: userId, removedAt: now }));
     // In the member's own log and the organisation's.
     await recordSecurityEvent(tx, { ...keyEvent('api_key.access_removed', { ...row, organizationId }), at: now });
   });
@@ -247,7 +251,8 @@ export async function organizationPolicy(db: Database, userId: string, organizat
 export async function setOrganizationPolicy(db: Database, userId: string, organizationId: string, memberKeysAllowed: boolean): Promise<{ memberKeysAllowed: boolean }> {
   await assertOrganizationAdmin(db, userId, organizationId);
   await inTransaction(db, async (tx) => {
-    await updateMemberKeysAllowed(tx, organizationId, memberKeysAllowed);
+    // Every member's personal keys that read (or may now read) the organisation hear of it.
+    await withAccessEvents(tx, await selectMemberIds(tx, organizationId), () => updateMemberKeysAllowed(tx, organizationId, memberKeysAllowed));
     await recordSecurityEvent(tx, {
       kind: 'organization.policy_changed',
       subjectUserId: null,

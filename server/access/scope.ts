@@ -36,7 +36,7 @@ export async function loadTokenScope(db: Database, tokenId: string): Promise<Tok
   const row = await selectTokenScope(db, tokenId);
   if (!row) return undefined;
   return {
-    scope: { userId: row.userId ?? NO_USER, personal: row.personal, organizationIds: row.organizationIds },
+    scope: { userId: row.userId ?? NO_USER, personal: row.personal, organizationIds: row.organizationIds, tokenId },
     permissions: row.permissions,
     allowedAddresses: row.allowedAddresses,
     ownerOrganizationId: row.ownerOrganizationId,

@@ -1,6 +1,6 @@
 import type { Database } from '@/db/client';
 import { accessShape, type CallerScope } from '@/db/queries/access';
-import { positionBefore, readEventHorizon, selectEventById, selectEventPage } from '@/db/queries/events';
+import { currentEventPosition, positionBefore, readEventHorizon, selectEventById, selectEventPage } from '@/db/queries/events';
 import { AppError } from '@/server/errors';
 import type { ListEventsInput } from './schemas';
 import { eventUuidOf, toListedEvent, type ListedEventOutput } from './shape';
@@ -59,8 +59,10 @@ async function startOf(db: Database, input: ListEventsInput): Promise<number> {
 export async function listEvents(db: Database, scope: CallerScope, input: ListEventsInput): Promise<EventPage> {
   const after = await startOf(db, input);
   const shape = accessShape(scope, undefined);
-  // One more than the page: whether more follow, without a second statement.
-  const rows = shape ? await selectEventPage(db, scope, shape, { after, limit: input.limit + 1, ...(input.types ? { types: input.types } : {}) }) : [];
+  // One more than the page: whether more follow, without a second statement. A caller
+  // that reaches no contract (a key whose access shrank to nothing) still reads the events
+  // about everyone and its own.
+  const rows = await selectEventPage(db, scope, shape, { after, limit: input.limit + 1, ...(input.types ? { types: input.types } : {}) });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1)?.position ?? after;
   return {
@@ -73,4 +75,13 @@ export async function getEvent(db: Database, scope: CallerScope, id: string): Pr
   const event = await selectEventById(db, scope, eventUuidOf(id));
   if (!event) throw new AppError('not_found', 'No such event: it does not exist, is not about a contract this key may access, or is older than the list keeps.');
   return toListedEvent(event);
+}
+
+/**
+ * The export's `X-Events-Cursor`: the end of the list now, read before the export's first
+ * row. Whatever commits later (and so may be missing from the file, or in it) takes a
+ * later position, so the file plus the events from here is the whole story.
+ */
+export async function eventsCursorNow(db: Database): Promise<string> {
+  return encodeEventCursor(await currentEventPosition(db));
 }

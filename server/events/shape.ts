@@ -28,16 +28,23 @@ export const listedEventSchema = z
           .optional()
           .meta({
             description:
-              'The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset.',
+              'The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset and the access events.',
           }),
         changed_fields: z.array(z.string()).optional().meta({ description: 'contract.updated: the paths of the fields that changed (as in the webhook).' }),
+        organization_ids: z.array(z.string()).optional().meta({
+          description:
+            'access.reduced: the organisations whose contracts this key no longer sees (drop the copies whose `organization_id` is one of them); access.expanded: those it now sees (fetch them: the list with `organization_id`, or an export). Possibly empty when only `personal` changed.',
+        }),
+        personal: z.boolean().optional().meta({
+          description: 'access.reduced: true when the key no longer sees its owner\'s personal contracts (`organization_id` null); access.expanded: true when it now does.',
+        }),
       })
       .meta({ description: 'As a webhook\'s `data`.' }),
   })
   .meta({
     id: 'Event',
     description:
-      'One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export.',
+      'One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export. `access.reduced` and `access.expanded` are this key\'s own: what it may see shrank or grew (its owner left or joined an organisation, its access was edited, an organisation removed its access or changed its policy), at the moment it happened; they name the organisations in `data.organization_ids` and the owner\'s personal contracts with `data.personal`.',
   });
 
 const eventPagination = z

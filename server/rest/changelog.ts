@@ -40,6 +40,14 @@ export interface ChangelogEntry {
 /** Newest first. Add new entries at the top; never edit the meaning of a published one. */
 export const CHANGELOG: readonly ChangelogEntry[] = [
   {
+    date: '2026-12-06',
+    anchor: 'event-list-access-and-export-cursor',
+    kind: 'changed',
+    title: 'The event list tells a key what it lost and gained; the export names where the events take over',
+    body:
+      'Two event types in a key\'s own list: `access.reduced` when what the key may see shrinks (its owner left an organisation, its access was edited, an organisation removed its access or stopped members\' personal keys reading it), naming the organisations in `data.organization_ids` and `data.personal: true` when its owner\'s personal contracts left; a copy drops those contracts. `access.expanded` when it grows: fetch those organisations\' contracts. Each stands at the moment of the change, and only the key concerned sees it. A change rather than an addition because the `types` parameter\'s pattern in the document widened to the two new names: nothing a client sent before is refused, and a client that branches on `type` should ignore types it does not know.\n\nThe export answers `X-Events-Cursor`: the place in the event list just before its first row. A copy made from the file and then from the event list from that cursor stays equal to what the key lists.',
+  },
+  {
     date: '2026-12-04',
     anchor: 'event-list',
     kind: 'added',

@@ -1,5 +1,6 @@
 import { apiKeyCredential, authenticate } from '@/server/access/authenticate';
 import { csvExportResponse } from '@/server/contracts/csv-export';
+import { eventsCursorNow } from '@/server/events/service';
 import { toContractFilters, toSort } from '@/server/contracts/query';
 import { EXPORT_BODY_FIELDS, exportContractsBody, type ExportContractsBody } from '@/server/contracts/schemas';
 import { config } from '@/server/config';
@@ -36,6 +37,8 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
     throw error;
   }
   await caller.charge();
+  // Before the first row is read: the events from here cover everything the file may miss.
+  responseHeaders.set('X-Events-Cursor', await eventsCursorNow(ctx.readDb));
   // Its first page is read before answering, so that a 403 or a database failure is still a JSON error.
   return csvExportResponse(
     ctx.readDb,

@@ -236,6 +236,12 @@ function exportOperation(): ZodOpenApiOperationObject {
             description: 'attachment; filename="contracts-YYYY-MM-DD.csv"',
             schema: { type: 'string' },
           },
+          'X-Events-Cursor': {
+            required: true,
+            description:
+              'The place in the event list just before the export read its first row: pass it as `cursor` to GET /api/v1/events and apply the events from there (upserts, deletions, the access events) to the copy made from this file, and the copy stays equal to what the key lists (every change that the file may have missed commits after this place). See "The event list" in the API guide.',
+            schema: { type: 'string' },
+          },
         },
         content: {
           'text/csv': {

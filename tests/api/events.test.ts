@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '@/db/client';
 import { pruneEventList } from '@/db/queries/events';
 import { contracts, memberships, organizations, users } from '@/db/schema';
-import { createApiKey } from '@/server/access/keys';
+import { createApiKey, editKeyRestrictions, removeKeyAccess, setOrganizationPolicy } from '@/server/access/keys';
+import { joinOrganization, leaveOrganization } from '@/server/access/memberships';
 import { setProcessDatabase } from '@/server/database';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { handleApiRequest } from '@/server/rest/router';
@@ -27,7 +28,12 @@ const OTHER = '00000000-0000-4000-8000-00000000e102';
 const ORG = '00000000-0000-4000-8000-00000000e1a1';
 const OTHER_ORG = '00000000-0000-4000-8000-00000000e1a2';
 
-type EventBody = { id: string; type: string; created_at: string; data: { contract: { id: string; title?: string; organization_id: string | null }; changed_fields?: string[] } };
+type EventBody = {
+  id: string;
+  type: string;
+  created_at: string;
+  data: { contract: { id: string; title?: string; organization_id: string | null }; changed_fields?: string[]; organization_ids?: string[]; personal?: boolean };
+};
 type ListBody = { data: { events: EventBody[]; pagination: { limit: number; next_cursor: string; has_more: boolean } } };
 
 let handle: DatabaseHandle;
@@ -195,5 +201,96 @@ describe('GET /api/v1/events', () => {
     // From the start: the list begins after what was removed.
     expect((await call('/events')).json).toMatchObject({ data: { events: [] } });
     expect((await call(`/events/${last.id}`)).status).toBe(404);
+  });
+});
+
+describe('access.reduced and access.expanded: a key told what it may no longer (or now) see', () => {
+  /** Each key's list from now on: `next()` is what arrived since the last call, as [type, data]. */
+  async function follow(apiKey: string) {
+    let { cursor } = await walk('', apiKey);
+    return async () => {
+      const page = await walk(`cursor=${cursor}`, apiKey);
+      cursor = page.cursor;
+      return page.events.map((e) => [e.type, e.data]);
+    };
+  }
+  const reduced = (organization_ids: string[], personal = false) => ['access.reduced', { organization_ids, personal }];
+  const expanded = (organization_ids: string[], personal = false) => ['access.expanded', { organization_ids, personal }];
+
+  it('an edit of the key\'s access: what it lost, then what it gained, in its own list only', async () => {
+    const { secret, token } = await createApiKey(handle.db, USER, { name: 'edited', expiresInDays: null });
+    const [edited, everyone, mine] = [await follow(secret), await follow(key), await follow(orgOnlyKey)];
+    await editKeyRestrictions(handle.db, USER, { id: token.id, access: { kind: 'chosen', personal: true, organizationIds: [] } });
+    expect(await edited()).toEqual([reduced([ORG])]);
+    await editKeyRestrictions(handle.db, USER, { id: token.id, access: { kind: 'chosen', personal: false, organizationIds: [ORG] } });
+    expect(await edited()).toEqual([reduced([], true), expanded([ORG])]);
+    // Permissions only: nothing it may see changed.
+    await editKeyRestrictions(handle.db, USER, { id: token.id, permissions: ['contracts:read'] });
+    expect(await edited()).toEqual([]);
+    expect(await everyone()).toEqual([]);
+    expect(await mine()).toEqual([]);
+    // Its own events by id; another key's are a 404.
+    const { events } = await walk('types=access.reduced', secret);
+    expect(events).toHaveLength(2);
+    expect((await call(`/events/${events[0]!.id}`, {}, secret)).status).toBe(200);
+    expect((await call(`/events/${events[0]!.id}`)).status).toBe(404);
+  });
+
+  it('a membership ending and starting again: every personal key of the person hears of it, an organisation\'s own key does not', async () => {
+    await joinOrganization(handle.db, USER, ORG, 'owner');
+    const organizationKey = (await createApiKey(handle.db, USER, { name: 'org', expiresInDays: null, owner: { kind: 'organization', organizationId: ORG } })).secret;
+    const [all, orgOnly, ofOrganization] = [await follow(key), await follow(orgOnlyKey), await follow(organizationKey)];
+    expect(await leaveOrganization(handle.db, USER, ORG)).toBe(true);
+    expect(await all()).toEqual([reduced([ORG])]);
+    // Its access shrank to nothing: it still reads its own list.
+    expect(await orgOnly()).toEqual([reduced([ORG])]);
+    expect((await call('/contracts', {}, orgOnlyKey)).json).toMatchObject({ data: { contracts: [] } });
+    await insert('While away', ORG);
+    expect(await all()).toEqual([]);
+    await joinOrganization(handle.db, USER, ORG, 'owner');
+    // The list is read with the key's access of now: back in, it sees the organisation's
+    // retained events, those of its time away too (as a new key would), then the expansion.
+    const back = await all();
+    expect(back.map(([type]) => type)).toEqual(['contract.created', 'access.expanded']);
+    expect(back[1]).toEqual(expanded([ORG]));
+    expect((await orgOnly()).map(([type]) => type)).toEqual(['contract.created', 'access.expanded']);
+    // The organisation's key read the organisation all along.
+    expect((await ofOrganization()).map(([type]) => type)).toEqual(['contract.created']);
+    // Leaving twice changes nothing.
+    await leaveOrganization(handle.db, USER, ORG);
+    await leaveOrganization(handle.db, USER, ORG);
+    expect(await all()).toEqual([reduced([ORG])]);
+    await joinOrganization(handle.db, USER, ORG, 'owner');
+    expect(await all()).toEqual([expanded([ORG])]);
+  });
+
+  it('the organisation\'s policy and "remove access" take its contracts from members\' personal keys, and say so', async () => {
+    const [all, orgOnly] = [await follow(key), await follow(orgOnlyKey)];
+    await setOrganizationPolicy(handle.db, USER, ORG, false);
+    expect(await all()).toEqual([reduced([ORG])]);
+    expect(await orgOnly()).toEqual([reduced([ORG])]);
+    await setOrganizationPolicy(handle.db, USER, ORG, true);
+    expect(await all()).toEqual([expanded([ORG])]);
+    // Setting it to what it is already: nothing.
+    await setOrganizationPolicy(handle.db, USER, ORG, true);
+    expect(await all()).toEqual([]);
+    const { id: removedId, key: removed } = await newApiKey(handle.db, USER, { name: 'removed', expiresInDays: null });
+    const fromRemoved = await follow(removed);
+    await removeKeyAccess(handle.db, USER, ORG, removedId);
+    expect(await fromRemoved()).toEqual([reduced([ORG])]);
+    expect(await all()).toEqual([]);
+  });
+
+  it('the export\'s X-Events-Cursor: the list from there holds every change after the file was started', async () => {
+    const [earlier] = await insert('Before the export', null);
+    const exported = await handleApiRequest(new Request(`${BASE}/api/v1/contracts/export`, { method: 'POST', headers: { 'X-API-Key': key } }));
+    expect(exported.status).toBe(200);
+    const cursor = exported.headers.get('x-events-cursor')!;
+    expect(await exported.text()).toContain(earlier!.id);
+    // The end of the list when the file started: nothing after it yet.
+    expect((await walk(`cursor=${cursor}`)).events).toEqual([]);
+    const [later] = await insert('After the export', null);
+    const { events } = await walk(`cursor=${cursor}`);
+    expect(events.map((e) => [e.type, e.data.contract.id])).toEqual([['contract.created', later!.id]]);
   });
 });

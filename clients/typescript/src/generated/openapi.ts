@@ -549,7 +549,7 @@ export interface components {
                 pagination: components["schemas"]["EventPagination"];
             };
         };
-        /** @description One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export. */
+        /** @description One thing that happened. `contracts.reset` is about every contract: the table was emptied at once (a reload by the pipeline, which no per-contract event describes); a copy starts again from an export. `access.reduced` and `access.expanded` are this key's own: what it may see shrank or grew (its owner left or joined an organisation, its access was edited, an organisation removed its access or changed its policy), at the moment it happened; they name the organisations in `data.organization_ids` and the owner's personal contracts with `data.personal`. */
         Event: {
             /** @description The event id: the same as the `webhook-id` of its webhook deliveries (`msg_` and 32 hexadecimal digits). */
             id: string;
@@ -557,15 +557,19 @@ export interface components {
              * @description What happened (as the webhook event types).
              * @enum {string}
              */
-            type: "contract.created" | "contract.updated" | "contract.deleted" | "contract.extraction_completed" | "contracts.reset";
+            type: "contract.created" | "contract.updated" | "contract.deleted" | "contract.extraction_completed" | "contracts.reset" | "access.reduced" | "access.expanded";
             /** @description When it happened (ISO 8601, UTC: the start of the writing transaction). */
             created_at: string;
             /** @description As a webhook's `data`. */
             data: {
-                /** @description The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset. */
+                /** @description The contract as GET /api/v1/contracts/{id} showed it right after the event (its computed renewal dates on that UTC day); for contract.deleted, its id and organization_id only; absent for contracts.reset and the access events. */
                 contract?: components["schemas"]["ContractDetail"] | components["schemas"]["DeletedContract"];
                 /** @description contract.updated: the paths of the fields that changed (as in the webhook). */
                 changed_fields?: string[];
+                /** @description access.reduced: the organisations whose contracts this key no longer sees (drop the copies whose `organization_id` is one of them); access.expanded: those it now sees (fetch them: the list with `organization_id`, or an export). Possibly empty when only `personal` changed. */
+                organization_ids?: string[];
+                /** @description access.reduced: true when the key no longer sees its owner's personal contracts (`organization_id` null); access.expanded: true when it now does. */
+                personal?: boolean;
             };
         };
         /** @description What a contract.deleted event keeps of the contract. */
@@ -2065,6 +2069,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description attachment; filename="contracts-YYYY-MM-DD.csv" */
                     "Content-Disposition": string;
+                    /** @description The place in the event list just before the export read its first row: pass it as `cursor` to GET /api/v1/events and apply the events from there (upserts, deletions, the access events) to the copy made from this file, and the copy stays equal to what the key lists (every change that the file may have missed commits after this place). See "The event list" in the API guide. */
+                    "X-Events-Cursor": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2444,7 +2450,7 @@ export interface operations {
                      *       "openapi": "3.1.0",
                      *       "info": {
                      *         "title": "Contract Data API",
-                     *         "version": "1.28.0"
+                     *         "version": "1.29.0"
                      *       },
                      *       "paths": {}
                      *     }

@@ -1,0 +1,29 @@
+import type { Database } from '@/db/client';
+import { insertKeyAccessEvents } from '@/db/queries/events';
+import { keyReachChanges, lockKeyReachesOf, selectPersonalKeyReaches } from '@/db/queries/token-scope';
+
+/**
+ * "Lost access is an event too" (docs/api-guide.md, "The event list"): a change that can
+ * narrow or widen what people's personal API keys reach (a membership ending or starting,
+ * a key's access edited, "remove access", an organisation's policy) runs through
+ * `withAccessEvents`, which reads what each of those people's keys reaches before and
+ * after the change, in the change's transaction, by the rule the scope is read with
+ * (db/queries/token-scope.ts), and writes one `access.reduced` and/or `access.expanded`
+ * event in each key's own list for what differs. The events commit with the change, so
+ * they stand at its place in the list: a copy drops (or fetches) the organisations named
+ * exactly where its contracts' events stop (or start) reaching the key.
+ *
+ * An organisation's own keys reach their organisation whatever happens to memberships:
+ * they get no such event.
+ */
+export async function withAccessEvents<T>(tx: Database, userIds: readonly string[], change: () => Promise<T>): Promise<T> {
+  const people = [...new Set(userIds)].sort();
+  // Two changes about the same person one after the other, each reading the other's result:
+  // otherwise both could read the same "before" and tell the key one change twice.
+  await lockKeyReachesOf(tx, people);
+  const before = await selectPersonalKeyReaches(tx, people);
+  const result = await change();
+  const after = await selectPersonalKeyReaches(tx, people);
+  await insertKeyAccessEvents(tx, keyReachChanges(before, after));
+  return result;
+}
