@@ -26,5 +26,13 @@ export function csvLinesWriter(
   return (details) => toCsvLines(details.map(cells));
 }
 
+/**
+ * The export's formats: `csv`, the detail flattened for spreadsheets and scripts; `ndjson`,
+ * one get-one detail per line, for programs that keep an exact copy (no formula guard,
+ * no empty cell standing for both null and "").
+ */
+export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 /** The UTF-8 byte order mark: Excel reads a CSV as UTF-8 only when the file starts with it. */
 export const UTF8_BOM = '\uFEFF';

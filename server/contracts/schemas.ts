@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONTRACT_STATUSES, SORT_VALUES } from '@/lib/contracts';
 import { unknownParameterDetail } from '@/server/http/query';
-import { DATE_FORMATS } from './csv';
+import { DATE_FORMATS, EXPORT_FORMATS } from './csv';
 import { EXPORT_COLUMNS } from './shape';
 
 /**
@@ -256,6 +256,13 @@ export const exportContractsBody = z
         .meta({
           description:
             'How created_at and updated_at are written. iso (default): 2026-09-29T10:00:00.000Z, as in the JSON API. excel: 2026-09-29 10:00:00 (UTC), which Excel reads as a date and time in every locale (it leaves the iso form as text); Python\'s datetime.fromisoformat reads both. Dates are YYYY-MM-DD either way.',
+        }),
+      format: z
+        .enum(EXPORT_FORMATS, { error: `format must be one of: ${EXPORT_FORMATS.join(', ')}` })
+        .optional()
+        .meta({
+          description:
+            'csv (default): RFC 4180 CSV, the detail flattened to columns. ndjson: one JSON object per line (application/x-ndjson), each exactly the `contract` of GET /api/v1/contracts/{id} (types, nulls and text as they are, no formula guard): what a program keeping a copy reads back without loss. `columns`, `date_format` and `bom` are CSV\'s and refused with ndjson.',
         }),
       bom: bodyBoolean('bom')
         .optional()

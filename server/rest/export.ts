@@ -27,6 +27,13 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
     // `?status=completed` on the export would otherwise export everything.
     rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
     body = await readExportBody(req, ctx);
+    if (body.format === 'ndjson') {
+      const csvOnly = (['columns', 'date_format', 'bom'] as const).find((field) => body[field] !== undefined);
+      if (csvOnly) {
+        const message = `${csvOnly} applies to the CSV format only: leave it out with "format": "ndjson", whose lines are the contract's detail whole.`;
+        throw new AppError('invalid_request', message, [{ param: csvOnly, message }]);
+      }
+    }
     // Only this handler reads the body: the deprecation headers of its fields are added
     // here (the router adds those of the query and of the answer's fields).
     const used = usedDeprecations(EXPORT_OPERATION_ID, { body: Object.keys(body).filter((field) => body[field as keyof ExportContractsBody] !== undefined) });
@@ -43,7 +50,7 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
   return csvExportResponse(
     ctx.readDb,
     caller.scope,
-    { filters: toContractFilters(body), sort: toSort(body.sort), columns: body.columns, bom: body.bom, dateFormat: body.date_format },
+    { filters: toContractFilters(body), sort: toSort(body.sort), columns: body.columns, bom: body.bom, dateFormat: body.date_format, format: body.format },
     ctx.requestId,
     responseHeaders,
   );

@@ -206,7 +206,7 @@ function exportOperation(): ZodOpenApiOperationObject {
   return {
     operationId: EXPORT_OPERATION_ID,
     summary: 'Export contracts as CSV',
-    description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.${permissionNote('contracts:export')}`,
+    description: `Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's \`sort\`). Columns: ${EXPORT_COLUMNS.join(', ')}, or the body's \`columns\` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. \`bom: true\` starts the file with a UTF-8 byte order mark for Excel, and \`date_format: "excel"\` writes timestamps the way Excel reads them (see CSV in the introduction). \`format: "ndjson"\` answers one contract detail per line instead (JSON, exact: what a program keeping a copy reads back), with \`X-Events-Cursor\` to follow the event list from. The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key.${permissionNote('contracts:export')}`,
     tags: ['Contracts'],
     security: securityFor('contracts:export'),
     'x-required-permission': 'contracts:export',
@@ -251,6 +251,13 @@ function exportOperation(): ZodOpenApiOperationObject {
                 'RFC 4180: UTF-8, lines end with CRLF (the last one too), a header row first; with `bom: true` the file starts with U+FEFF. Dates are YYYY-MM-DD, timestamps ISO 8601 in UTC (with `date_format: "excel"`: YYYY-MM-DD HH:MM:SS in UTC), booleans true/false, numbers with a dot and no grouping, empty cells for null.',
             },
             example: csvExample(),
+          },
+          'application/x-ndjson': {
+            schema: {
+              type: 'string',
+              description:
+                'With `"format": "ndjson"`: one JSON object per line, each a `ContractDetail` (the `contract` of GET /api/v1/contracts/{id}), lines ending with LF, no header; the attachment is named contracts-YYYY-MM-DD.ndjson.',
+            },
           },
         },
       },

@@ -293,4 +293,24 @@ describe('access.reduced and access.expanded: a key told what it may no longer (
     const { events } = await walk(`cursor=${cursor}`);
     expect(events.map((e) => [e.type, e.data.contract.id])).toEqual([['contract.created', later!.id]]);
   });
+
+  it('exports NDJSON: one get-one detail per line; the CSV-only fields are refused with it', async () => {
+    const exportAs = (body: unknown) =>
+      handleApiRequest(new Request(`${BASE}/api/v1/contracts/export`, { method: 'POST', headers: { 'X-API-Key': key }, body: JSON.stringify(body) }));
+    const res = await exportAs({ format: 'ndjson' });
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    expect(res.headers.get('x-events-cursor')).toMatch(/^[A-Za-z0-9_-]+$/);
+    const lines = (await res.text()).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      const contract = JSON.parse(line) as { id: string };
+      expect(contract).toEqual(((await call(`/contracts/${contract.id}`)).json as { data: { contract: unknown } }).data.contract);
+    }
+    for (const field of ['columns', 'date_format', 'bom'] as const) {
+      const refused = await exportAs({ format: 'ndjson', [field]: field === 'columns' ? ['id'] : field === 'bom' ? true : 'excel' });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).error.details[0].param).toBe(field);
+    }
+  });
 });

@@ -12,6 +12,8 @@ import { revalidateWithETags, type RevalidationOptions } from './revalidate.js';
 export type { components, operations, paths } from './generated/openapi.js';
 export { retryAfterSeconds, retryOnRateLimit, type FetchFunction, type RetryInfo, type RetryOptions } from './retry.js';
 export { revalidateWithETags, type RevalidationOptions } from './revalidate.js';
+export { ContractDataApiError } from './errors.js';
+export { sync, type SyncOptions, type SyncResult, type SyncStore } from './sync.js';
 
 type Schemas = components['schemas'];
 /** The list's answer (GET /contracts): `{ success: true, data: { contracts, pagination } }`. */
@@ -77,21 +79,4 @@ export function createContractDataClient(options: ContractDataClientOptions): Co
     fetch: revalidating,
     ...(options.apiKey ? { headers: keyHeader } : {}),
   });
-}
-
-/** An error answer as an exception: status, the API's error code and message, and the request id to quote. */
-export class ContractDataApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly requestId: string;
-  readonly details: ErrorBody['error']['details'];
-
-  constructor(status: number, body: ErrorBody) {
-    super(`${status} ${body.error.code}: ${body.error.message} (request ${body.request_id})`);
-    this.name = 'ContractDataApiError';
-    this.status = status;
-    this.code = body.error.code;
-    this.requestId = body.request_id;
-    this.details = body.error.details;
-  }
 }

@@ -111,7 +111,7 @@ export interface paths {
         put?: never;
         /**
          * Export contracts as CSV
-         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, notice_period, renewal_term, next_renewal_date, notice_deadline, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key. Needs the permission `contracts:export` (a key without it gets `403 insufficient_scope`).
+         * @description Every matching contract as RFC 4180 CSV with a header row, in list order (or the body's `sort`). Columns: id, title, status, file_name, file_size, created_at, updated_at, organization_id, expiration_date, renewal_date, notice_period, renewal_term, next_renewal_date, notice_deadline, auto_renewal, contract_value, currency, provider, client, summary, confidence_score, or the body's `columns` in their order. Null values are empty cells; text cells that a spreadsheet would run as a formula are prefixed with an apostrophe. `bom: true` starts the file with a UTF-8 byte order mark for Excel, and `date_format: "excel"` writes timestamps the way Excel reads them (see CSV in the introduction). `format: "ndjson"` answers one contract detail per line instead (JSON, exact: what a program keeping a copy reads back), with `X-Events-Cursor` to follow the event list from. The body takes the list's filters with JSON types (numbers, booleans) and is optional; it is read as JSON whatever its Content-Type; the query takes no parameters. Rate limited separately: 10 exports per hour per key. Needs the permission `contracts:export` (a key without it gets `403 insufficient_scope`).
          */
         post: operations["exportContracts"];
         delete?: never;
@@ -409,6 +409,11 @@ export interface components {
              * @enum {string}
              */
             date_format?: "iso" | "excel";
+            /**
+             * @description csv (default): RFC 4180 CSV, the detail flattened to columns. ndjson: one JSON object per line (application/x-ndjson), each exactly the `contract` of GET /api/v1/contracts/{id} (types, nulls and text as they are, no formula guard): what a program keeping a copy reads back without loss. `columns`, `date_format` and `bom` are CSV's and refused with ndjson.
+             * @enum {string}
+             */
+            format?: "csv" | "ndjson";
             /** @description true starts the file with a UTF-8 byte order mark, so that Excel opens it as UTF-8 (accents and other non-ASCII text intact). Default false. */
             bom?: boolean;
         };
@@ -2080,6 +2085,7 @@ export interface operations {
                      *     8b1d5e2a-4c7f-4e0b-9a3d-6f2e1c0b9a87,Cleaning services agreement,processing,cleaning-2026.pdf,318204,2026-09-20T14:31:07.000Z,2026-09-20T14:31:09.000Z,,,,,,,,,,,,,,
                      */
                     "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             /** @description Malformed request: a parameter out of range or of the wrong type, an unknown query parameter, a parameter given twice, or two different API keys. The message and `details` name the parameter. */
