@@ -520,7 +520,12 @@ export const webhookEvents = pgTable(
   (t) => [
     index('webhook_events_pending_idx').on(t.seq).where(sql`${t.fannedOutAt} IS NULL`),
     index('webhook_events_occurred_idx').on(t.occurredAt),
-    uniqueIndex('webhook_events_position_idx').on(t.position),
+    // The whole list in order (its end, retention's oldest first). Partial on a condition the
+    // pages never state, so that the planner cannot take it for a path's page: scanning it
+    // for one owner's events after a place skipped the other tenants' events one by one (1.2 s
+    // for the heavy caller with 3,000,000 events, measured), where the path's index holds
+    // only that owner's.
+    uniqueIndex('webhook_events_position_idx').on(t.position).where(sql`${t.endpointId} IS NULL`),
     // A key's events, per access path (as the contracts' indexes: personal, organisation).
     index('webhook_events_personal_position_idx')
       .on(t.ownerId, t.position)

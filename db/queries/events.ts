@@ -91,7 +91,8 @@ export async function selectEventPage(db: Database, scope: CallerScope, shape: A
 
 /** The highest position given so far (0: none): where a reader starting now would resume. */
 export async function currentEventPosition(db: Database): Promise<number> {
-  const [row] = await db.select({ last: sql<string | null>`max(${webhookEvents.position})` }).from(webhookEvents);
+  // endpoint_id IS NULL: the list's own index (webhook_events_position_idx), one entry read.
+  const [row] = await db.select({ last: sql<string | null>`max(${webhookEvents.position})` }).from(webhookEvents).where(sql`${webhookEvents.endpointId} IS NULL`);
   return Number(row?.last ?? 0);
 }
 
@@ -162,7 +163,7 @@ export async function pruneEventList(db: Database, before: Date, batch: number):
     db,
     sql`
     WITH head AS (
-      SELECT seq, position, occurred_at FROM webhook_events WHERE position IS NOT NULL ORDER BY position LIMIT ${batch}
+      SELECT seq, position, occurred_at FROM webhook_events WHERE endpoint_id IS NULL AND position IS NOT NULL ORDER BY position LIMIT ${batch}
     ), stop AS (
       SELECT min(position) AS position FROM head WHERE occurred_at >= ${before.toISOString()}::timestamptz
     ), doomed AS (

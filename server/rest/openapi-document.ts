@@ -12,7 +12,7 @@ import { calendarFeedOpenApi } from './openapi-calendar-feed';
 import { markDeprecations } from './openapi-deprecations';
 import { addWebhooks } from './openapi-webhooks';
 import { addCodeSamples } from './code-samples';
-import { csvExample, ERROR_EXAMPLES, HEADER_EXAMPLES, OK_EXAMPLES } from './openapi-examples';
+import { csvExample, ERROR_EXAMPLES, HEADER_EXAMPLES, ndjsonExample, OK_EXAMPLES } from './openapi-examples';
 import { API_PREFIX, DOCUMENT_PATH, EXPORT_OPERATION_ID, EXPORT_PATH } from '@/server/http/api-paths';
 
 /**
@@ -258,6 +258,7 @@ function exportOperation(): ZodOpenApiOperationObject {
               description:
                 'With `"format": "ndjson"`: one JSON object per line, each a `ContractDetail` (the `contract` of GET /api/v1/contracts/{id}), lines ending with LF, no header; the attachment is named contracts-YYYY-MM-DD.ndjson.',
             },
+            example: ndjsonExample(),
           },
         },
       },

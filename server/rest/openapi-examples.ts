@@ -86,6 +86,11 @@ export function csvExample(): string {
   return csvHeaderLine() + toCsvLines(rows.map((row) => EXPORT_COLUMNS.map((c) => (row as Record<string, string | number | boolean | null>)[c] ?? null)));
 }
 
+/** The same two contracts as NDJSON: one get-one detail a line. */
+export function ndjsonExample(): string {
+  return [{ ...leaseSummary, data: leaseData }, { ...pendingSummary, data: null }].map((contract) => `${JSON.stringify(contract)}\n`).join('');
+}
+
 /** A feed with one event: the real writer, over the example lease's renewal. */
 export function icsExample(): string {
   const url = `https://contracts.example.com/contracts/${leaseSummary.id}`;
