@@ -20,7 +20,7 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   'contract.created': 'A contract was uploaded.',
   'contract.updated': 'Fields of a contract changed (their names are in data.changed_fields).',
-  'contract.deleted': 'A contract was deleted (its id and organization_id only).',
+  'contract.deleted': 'A contract was deleted, or moved out of what this endpoint sees (to another organisation or owner). Its id and organization_id only.',
   'contract.extraction_completed': 'Extraction finished: the contract became completed and has its extracted data.',
   'contract.renewal_upcoming': "A contract's next renewal (next_renewal_date: an auto-renewing contract rolled forward by its term) is within one of the endpoint's offsets.",
   'contract.expiration_upcoming': "A contract's expiration date is within one of the endpoint's offsets.",

@@ -14,7 +14,8 @@ import { createTestDatabase } from '../helpers/db';
 /**
  * The sync converges (issue 35): a copy kept by the typed client's `sync` (an NDJSON export,
  * then the event list from its X-Events-Cursor) equals what the key lists after every step
- * of a generated sequence of creates, updates, deletes, TRUNCATEs, memberships ending and
+ * of a generated sequence of creates, updates, deletes, contracts moved to another
+ * organisation or owner, TRUNCATEs, memberships ending and
  * starting, a key's access edited, an organisation's policy changed and concurrent writers;
  * each copy is brought up to date at random moments, for an unrestricted key, a restricted
  * key and an organisation's key. One copy's store can list its ids (so access.reduced
@@ -109,6 +110,7 @@ type Step =
   | { kind: 'create'; owner: 'U' | 'V'; org: 'A' | 'B' | null; completed: boolean }
   | { kind: 'update'; pick: number; completed: boolean }
   | { kind: 'delete'; pick: number }
+  | { kind: 'move'; pick: number; owner: 'U' | 'V'; org: 'A' | 'B' | null }
   | { kind: 'truncate' }
   | { kind: 'leave' | 'join'; who: 'U' | 'V'; org: 'A' | 'B' }
   | { kind: 'edit-access'; personal: boolean; orgs: ('A' | 'B')[] }
@@ -120,6 +122,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('create' as const), owner: fc.constantFrom<'U' | 'V'>('U', 'V'), org, completed: fc.boolean() }), weight: 4 },
   { arbitrary: fc.record({ kind: fc.constant('update' as const), pick: fc.nat(), completed: fc.boolean() }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('delete' as const), pick: fc.nat() }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), owner: fc.constantFrom<'U' | 'V'>('U', 'V'), org }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('truncate' as const) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constantFrom<'leave' | 'join'>('leave', 'join'), who: fc.constantFrom<'U' | 'V'>('U', 'V'), org: fc.constantFrom<'A' | 'B'>('A', 'B') }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('edit-access' as const), personal: fc.boolean(), orgs: fc.subarray<'A' | 'B'>(['A', 'B']) }), weight: 2 },
@@ -159,6 +162,12 @@ async function run(s: Step): Promise<void> {
       case 'delete': {
         const id = await someContract(s.pick);
         if (id) await handle.query('DELETE FROM contracts WHERE id = $1', [id]);
+        return;
+      }
+      case 'move': {
+        // The pipeline moving a contract to another organisation or owner.
+        const id = await someContract(s.pick);
+        if (id) await handle.query('UPDATE contracts SET organization_id = $2, owner_id = $3 WHERE id = $1', [id, s.org && ORGS[s.org], USERS[s.owner]]);
         return;
       }
       case 'truncate':

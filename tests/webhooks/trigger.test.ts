@@ -109,6 +109,26 @@ describe('the outbox trigger', () => {
     expect(body.data).toEqual({ contract: { id, organization_id: DEMO_ORGS.acme.id } });
   });
 
+  it('a contract that leaves a scope (another organisation, another owner) is deleted there, before its update in the new one', async () => {
+    const id = await newContract({ organizationId: null });
+    await listen();
+    await handle.query(`UPDATE contracts SET organization_id = $2 WHERE id = $1`, [id, DEMO_ORGS.acme.id]);
+    await handle.query(`UPDATE contracts SET owner_id = $2 WHERE id = $1`, [id, DEMO_USERS.bob.id]);
+    await handle.query(`UPDATE contracts SET organization_id = NULL WHERE id = $1`, [id]);
+    await handle.query(`UPDATE contracts SET owner_id = $2 WHERE id = $1`, [id, ALICE]);
+    const written = (await events()).map((e) => [e.type, e.ownerId, e.organizationId, e.type === 'contract.deleted' ? e.contract : (e.extra as { changed_fields: string[] }).changed_fields]);
+    expect(written).toEqual([
+      ['contract.deleted', ALICE, null, { id, organization_id: null }],
+      ['contract.updated', ALICE, DEMO_ORGS.acme.id, ['organization_id']],
+      // (An organisation's contract changing owner leaves no scope and changes no field the API shows: nothing.)
+      ['contract.deleted', DEMO_USERS.bob.id, DEMO_ORGS.acme.id, { id, organization_id: DEMO_ORGS.acme.id }],
+      ['contract.updated', DEMO_USERS.bob.id, null, ['organization_id']],
+      // A personal contract given to another owner: gone for the old one, new for the other.
+      ['contract.deleted', DEMO_USERS.bob.id, null, { id, organization_id: null }],
+      ['contract.updated', ALICE, null, []],
+    ]);
+  });
+
   // A new value of each column the API shows (id and updated_at aside).
   const CHANGES: Partial<Record<keyof ContractDetailRow, { sql: string; value: unknown }>> = {
     title: { sql: `'Another title'`, value: 'Another title' },
@@ -150,7 +170,7 @@ describe('the outbox trigger', () => {
       // The stored fields only: the computed renewal dates (which follow renewal_date) are not named.
       const computed = ['updated_at', 'data.next_renewal_date', 'data.notice_deadline'];
       const expected = differingPaths(toDetail(before!), toDetail(after!)).filter((path) => !computed.includes(path));
-      const [event] = await events();
+      const event = (await events()).find((e) => e.type === 'contract.updated');
       expect(event?.extra, column).toEqual({ changed_fields: expected });
       expect(expected.length, column).toBe(1);
       await clearWebhooks(handle.db);

@@ -221,7 +221,7 @@ export interface webhooks {
         put?: never;
         /**
          * contract.deleted
-         * @description A contract was deleted (its id and organization_id only). Signed per Standard Webhooks (see the introduction's Webhooks section).
+         * @description A contract was deleted, or moved out of what this endpoint sees (to another organisation or owner). Its id and organization_id only. Signed per Standard Webhooks (see the introduction's Webhooks section).
          */
         post: operations["contractDeletedWebhook"];
         delete?: never;
@@ -645,7 +645,7 @@ export interface components {
                 changed_fields: string[];
             };
         };
-        /** @description A contract was deleted (its id and organization_id only). */
+        /** @description A contract was deleted, or moved out of what this endpoint sees (to another organisation or owner). Its id and organization_id only. */
         ContractDeletedEvent: {
             /** @constant */
             type: "contract.deleted";
