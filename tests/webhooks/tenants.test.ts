@@ -71,12 +71,15 @@ describe('who hears of what', () => {
     expect(skipped).toMatchObject({ state: 'skipped', attempts: 0, lastError: 'Not sent: you can no longer see this contract.' });
   });
 
-  it('a contract moved into an organisation reaches its new members, not the former owner alone', async () => {
+  it('a contract moved into an organisation reaches its new members; the former owner alone hears that it left', async () => {
     const personal = await oneOf(and(eq(contracts.ownerId, carol.id), eq(contracts.status, 'completed'))!);
     await handle.query(`UPDATE contracts SET organization_id = $1 WHERE id = $2`, [DEMO_ORGS.globex.id, personal]);
     await testWorker(handle.db).runOnce();
-    // Carol is not in Globex: she no longer sees it; Bob (Globex's owner) does.
-    expect(receivers.carol!.received).toHaveLength(0);
+    // Carol is not in Globex: for her it is gone (a contract.deleted of her personal contract); Bob (Globex's owner) sees the update.
+    const carolSecret = await secretOf(carol.id);
+    expect(receivers.carol!.received.map((r) => verify(carolSecret, r))).toEqual([
+      expect.objectContaining({ type: 'contract.deleted', data: { contract: { id: personal, organization_id: null } } }),
+    ]);
     const [moved] = receivers.bob!.received;
     expect(verify(String(await secretOf(bob.id)), moved!).data.changed_fields).toEqual(['organization_id']);
   });

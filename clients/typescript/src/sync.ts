@@ -67,6 +67,19 @@ export async function sync(client: Client<paths>, options: SyncOptions): Promise
     return exportInto({});
   };
 
+  /**
+   * An organisation that came in at this event may have left again since (a later
+   * access.reduced in the list says so): then the export of it is a 403, and nothing is
+   * to be fetched.
+   */
+  const exportIfStillReached = async (organization_id: string): Promise<void> => {
+    try {
+      await exportInto({ organization_id });
+    } catch (error) {
+      if (!(error instanceof ContractDataApiError && error.status === 403 && error.code === 'forbidden')) throw error;
+    }
+  };
+
   let cursor = options.cursor || (await restart());
   for (;;) {
     const { data, error, response } = await client.GET('/events', { params: { query: { cursor, limit } } });
@@ -119,7 +132,7 @@ export async function sync(client: Client<paths>, options: SyncOptions): Promise
       case 'access.expanded':
         // Exported now, so newer than this event: what follows in the list updates them further.
         if (personal) await exportInto({});
-        else for (const organization_id of organizations) await exportInto({ organization_id });
+        else for (const organization_id of organizations) await exportIfStillReached(organization_id);
         return undefined;
       default:
         // A type this client does not know yet: nothing to apply.
