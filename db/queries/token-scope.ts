@@ -91,11 +91,22 @@ export async function selectPersonalKeyReaches(db: Database, userIds: readonly s
 }
 
 /**
- * Takes each person's transaction-scoped lock on their keys' reach (sorted: two changes
- * about the same people wait for each other instead of deadlocking).
+ * Transaction-scoped locks on what keys reach, so that two changes of it one after the
+ * other each read the other's result: an organisation's (its policy, its memberships),
+ * then each person's, in one statement and in id order. Always in that order (an
+ * organisation before people, people sorted), so that two changes wait for each other
+ * and never deadlock.
  */
+export async function lockOrganizationReach(db: Database, organizationId: string): Promise<void> {
+  await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`org-reach:${organizationId}`}, 0))`);
+}
+
 export async function lockKeyReachesOf(db: Database, userIds: readonly string[]): Promise<void> {
-  for (const userId of [...userIds].sort()) await db.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`key-reach:${userId}`}, 0))`);
+  if (userIds.length === 0) return;
+  await db.execute(sql`
+    SELECT pg_advisory_xact_lock(k) FROM (
+      SELECT hashtextextended('key-reach:' || u::text, 0) AS k FROM unnest(${`{${[...userIds].join(',')}}`}::uuid[]) AS u ORDER BY u
+    ) AS people`);
 }
 
 /** What a key gained and lost between two readings of its reach. */

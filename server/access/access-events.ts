@@ -1,12 +1,14 @@
 import type { Database } from '@/db/client';
 import { insertKeyAccessEvents } from '@/db/queries/events';
-import { keyReachChanges, lockKeyReachesOf, selectPersonalKeyReaches } from '@/db/queries/token-scope';
+import { selectMemberIds } from '@/db/queries/memberships';
+import { keyReachChanges, lockKeyReachesOf, lockOrganizationReach, selectPersonalKeyReaches } from '@/db/queries/token-scope';
 
 /**
  * "Lost access is an event too" (docs/api-guide.md, "The event list"): a change that can
  * narrow or widen what people's personal API keys reach (a membership ending or starting,
  * a key's access edited, "remove access", an organisation's policy) runs through
- * `withAccessEvents`, which reads what each of those people's keys reaches before and
+ * `withAccessEvents` (naming the people, or the organisation whose members it concerns),
+ * which reads what each of those people's keys reaches before and
  * after the change, in the change's transaction, by the rule the scope is read with
  * (db/queries/token-scope.ts), and writes one `access.reduced` and/or `access.expanded`
  * event in each key's own list for what differs. The events commit with the change, so
@@ -16,10 +18,14 @@ import { keyReachChanges, lockKeyReachesOf, selectPersonalKeyReaches } from '@/d
  * An organisation's own keys reach their organisation whatever happens to memberships:
  * they get no such event.
  */
-export async function withAccessEvents<T>(tx: Database, userIds: readonly string[], change: () => Promise<T>): Promise<T> {
-  const people = [...new Set(userIds)].sort();
-  // Two changes about the same person one after the other, each reading the other's result:
-  // otherwise both could read the same "before" and tell the key one change twice.
+export async function withAccessEvents<T>(tx: Database, who: { userIds?: readonly string[]; organizationId?: string }, change: () => Promise<T>): Promise<T> {
+  // Two changes about the same people one after the other, each reading the other's result
+  // (otherwise both could read the same "before" and tell a key one change twice, or a
+  // policy change could miss a member joining meanwhile): the organisation's lock first,
+  // then, with its members read under it, each person's.
+  if (who.organizationId) await lockOrganizationReach(tx, who.organizationId);
+  const members = who.organizationId && !who.userIds ? await selectMemberIds(tx, who.organizationId) : [];
+  const people = [...new Set([...(who.userIds ?? []), ...members])].sort();
   await lockKeyReachesOf(tx, people);
   const before = await selectPersonalKeyReaches(tx, people);
   const result = await change();

@@ -28,6 +28,12 @@ export interface Caller {
 export interface UncountedCaller extends Caller {
   charge: () => Promise<void>;
   show: () => Promise<void>;
+  /**
+   * What the key may see, read again (its restrictions were checked already): for an
+   * answer that must not use an access older than something it read after
+   * authenticating (the export's X-Events-Cursor). A key whose row is gone is refused.
+   */
+  rescope: () => Promise<CallerScope>;
 }
 
 export interface Credential {
@@ -143,7 +149,12 @@ export async function authenticate(
     deferred.show = show;
   }
   const { scope } = tokenScope;
-  return options.chargeLater ? { tokenId, scope, charge, show } : { tokenId, scope };
+  const rescope = async () => {
+    const again = await loadTokenScope(ctx.db, tokenId);
+    if (!again) throw refuse();
+    return again.scope;
+  };
+  return options.chargeLater ? { tokenId, scope, charge, show, rescope } : { tokenId, scope };
 }
 
 /**

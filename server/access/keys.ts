@@ -1,6 +1,6 @@
 import { DEFAULT_NOTICE_REMINDER_DAYS, MAX_NOTICE_REMINDER_DAYS } from '@/lib/calendar';
 import type { Database } from '@/db/client';
-import { selectMemberIds, selectMemberships, selectRole, selectUserEmails } from '@/db/queries/memberships';
+import { selectMemberships, selectRole, selectUserEmails } from '@/db/queries/memberships';
 import {
   insertRemoval,
   selectMemberKeysAllowed,
@@ -166,7 +166,7 @@ export async function editKeyRestrictions(db: Database, userId: string, input: E
   }
   await inTransaction(db, async (tx) => {
     // A personal key's access edited: its event list says what it lost and gained.
-    await withAccessEvents(tx, row.organizationId ? [] : [row.userId!], () =>
+    await withAccessEvents(tx, { userIds: row.organizationId ? [] : [row.userId!] }, () =>
       updateTokenRestrictions(tx, row.id, {
         accessAll: row.organizationId ? true : access.kind === 'all',
         accessPersonal: access.kind === 'chosen' && access.personal,
@@ -236,7 +236,7 @@ export async function removeKeyAccess(db: Database, userId: string, organization
   const member = row?.userId ? await selectRole(db, row.userId, organizationId) : undefined;
   if (!row || !row.userId || member === undefined) throw new AppError('not_found', "No such key among the members' personal keys.");
   await inTransaction(db, async (tx) => {
-    await withAccessEvents(tx, [row.userId!], () => insertRemoval(tx, { tokenId, organizationId, removedBy: userId, removedAt: now }));
+    await withAccessEvents(tx, { organizationId, userIds: [row.userId!] }, () => insertRemoval(tx, { tokenId, organizationId, removedBy: userId, removedAt: now }));
     // In the member's own log and the organisation's.
     await recordSecurityEvent(tx, { ...keyEvent('api_key.access_removed', { ...row, organizationId }), at: now });
   });
@@ -252,7 +252,7 @@ export async function setOrganizationPolicy(db: Database, userId: string, organi
   await assertOrganizationAdmin(db, userId, organizationId);
   await inTransaction(db, async (tx) => {
     // Every member's personal keys that read (or may now read) the organisation hear of it.
-    await withAccessEvents(tx, await selectMemberIds(tx, organizationId), () => updateMemberKeysAllowed(tx, organizationId, memberKeysAllowed));
+    await withAccessEvents(tx, { organizationId }, () => updateMemberKeysAllowed(tx, organizationId, memberKeysAllowed));
     await recordSecurityEvent(tx, {
       kind: 'organization.policy_changed',
       subjectUserId: null,

@@ -12,10 +12,10 @@ import { withAccessEvents } from './access-events';
  */
 
 export function joinOrganization(db: Database, userId: string, organizationId: string, role: Membership['role'] = 'member'): Promise<void> {
-  return inTransaction(db, (tx) => withAccessEvents(tx, [userId], () => upsertMembership(tx, { userId, organizationId, role })));
+  return inTransaction(db, (tx) => withAccessEvents(tx, { organizationId, userIds: [userId] }, () => upsertMembership(tx, { userId, organizationId, role })));
 }
 
 /** Whether the person was a member. */
 export function leaveOrganization(db: Database, userId: string, organizationId: string): Promise<boolean> {
-  return inTransaction(db, (tx) => withAccessEvents(tx, [userId], () => deleteMembership(tx, userId, organizationId)));
+  return inTransaction(db, (tx) => withAccessEvents(tx, { organizationId, userIds: [userId] }, () => deleteMembership(tx, userId, organizationId)));
 }

@@ -63,11 +63,15 @@ export async function listEvents(db: Database, scope: CallerScope, input: ListEv
   // that reaches no contract (a key whose access shrank to nothing) still reads the events
   // about everyone and its own.
   const rows = await selectEventPage(db, scope, shape, { after, limit: input.limit + 1, ...(input.types ? { types: input.types } : {}) });
-  const page = rows.slice(0, input.limit);
+  // The page ends at the key's own access event: what follows it was read with the access
+  // this request started with, which that event may have changed (committed between the
+  // two reads), so the next page reads it again with the access of then.
+  const accessChange = rows.findIndex((row) => row.type.startsWith('access.'));
+  const page = rows.slice(0, accessChange >= 0 ? Math.min(accessChange + 1, input.limit) : input.limit);
   const last = page.at(-1)?.position ?? after;
   return {
     events: page.map(toListedEvent),
-    pagination: { limit: input.limit, next_cursor: encodeEventCursor(last), has_more: rows.length > input.limit },
+    pagination: { limit: input.limit, next_cursor: encodeEventCursor(last), has_more: rows.length > page.length },
   };
 }
 

@@ -53,7 +53,10 @@ const eventPagination = z
     next_cursor: z.string().meta({
       description: 'Where the next page starts: pass it as `cursor`. Never null: at the end of the list it names the same place, so a poller keeps it and asks again later.',
     }),
-    has_more: z.boolean().meta({ description: 'Whether events follow this page right now (then `Link: <…>; rel="next"` is sent too).' }),
+    has_more: z.boolean().meta({
+      description:
+        'Whether events follow this page right now (then `Link: <…>; rel="next"` is sent too). A page also ends right after one of the key\'s own access events (`access.reduced`, `access.expanded`), with fewer than `limit` events if need be: the next page is read with the access as that event changed it.',
+    }),
   })
   .meta({ id: 'EventPagination' });
 

@@ -44,12 +44,16 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
     throw error;
   }
   await caller.charge();
-  // Before the first row is read: the events from here cover everything the file may miss.
+  // The cursor before the first row is read, and before the access the file is read with:
+  // whatever commits later, a change of contracts or of the key's access, is an event after
+  // the cursor. (The access read while authenticating may be older than the cursor: an
+  // access.reduced between the two would be behind the cursor and yet not in that access.)
   responseHeaders.set('X-Events-Cursor', await eventsCursorNow(ctx.readDb));
+  const scope = await caller.rescope();
   // Its first page is read before answering, so that a 403 or a database failure is still a JSON error.
   return csvExportResponse(
     ctx.readDb,
-    caller.scope,
+    scope,
     { filters: toContractFilters(body), sort: toSort(body.sort), columns: body.columns, bom: body.bom, dateFormat: body.date_format, format: body.format },
     ctx.requestId,
     responseHeaders,

@@ -5,6 +5,7 @@ import { contracts, memberships, organizations, users } from '@/db/schema';
 import { createApiKey, editKeyRestrictions, removeKeyAccess, setOrganizationPolicy } from '@/server/access/keys';
 import { joinOrganization, leaveOrganization } from '@/server/access/memberships';
 import { setProcessDatabase } from '@/server/database';
+import { listEvents } from '@/server/events/service';
 import { buildOpenApiDocument } from '@/server/rest/openapi-document';
 import { handleApiRequest } from '@/server/rest/router';
 import { configureForFile } from '../helpers/config';
@@ -279,6 +280,25 @@ describe('access.reduced and access.expanded: a key told what it may no longer (
     await removeKeyAccess(handle.db, USER, ORG, removedId);
     expect(await fromRemoved()).toEqual([reduced([ORG])]);
     expect(await all()).toEqual([]);
+  });
+
+  it('a page ends at the key\'s own access event: what follows is read with the access as it changed', async () => {
+    const { secret, token } = await createApiKey(handle.db, USER, { name: 'stale', expiresInDays: null });
+    const { cursor } = await walk('', secret);
+    // The access a request read before a change committed (the race between its two reads).
+    const stale = { userId: USER, organizationIds: [ORG], tokenId: token.id };
+    await leaveOrganization(handle.db, USER, ORG);
+    const [after] = await insert('After leaving', ORG);
+    const page = await listEvents(handle.db, stale, { limit: 50, cursor });
+    expect(page.events.map((e) => e.type)).toEqual(['access.reduced']);
+    expect(page.pagination.has_more).toBe(true);
+    // With the access of now, the organisation's later event is not there.
+    const rest = await walk(`cursor=${page.pagination.next_cursor}`, secret);
+    expect(rest.events.map((e) => e.data.contract?.id)).not.toContain(after!.id);
+    // The stale read past the event would have shown it: the cut is what keeps it out.
+    const past = await listEvents(handle.db, stale, { limit: 50, cursor: page.pagination.next_cursor });
+    expect(past.events.map((e) => e.data.contract?.id)).toContain(after!.id);
+    await joinOrganization(handle.db, USER, ORG, 'owner');
   });
 
   it('the export\'s X-Events-Cursor: the list from there holds every change after the file was started', async () => {

@@ -11,13 +11,20 @@ import type { components, paths } from './generated/openapi.js';
  * exports them in.
  *
  * The export is read as NDJSON (`"format": "ndjson"`): each line is the get-one detail, so
- * the copy holds exactly what GET /contracts/{id} answers, and events and export agree.
+ * the copy holds what GET /contracts/{id} answers, and events and export agree. Except for
+ * the computed `next_renewal_date` and `notice_deadline`: they are as of the event's (or
+ * the export's) UTC day, and days passing change them in the API with no event.
  */
 
 type ContractDetail = components['schemas']['ContractDetail'];
 type Event = components['schemas']['Event'];
 type ErrorBody = components['schemas']['Error'];
 type Awaitable<T> = T | Promise<T>;
+/** What a page's access.expanded events brought in: its owner's personal contracts (everything is exported then), organisations. */
+interface Incoming {
+  everything: boolean;
+  organizations: Set<string>;
+}
 
 /** Where the copy lives: a map, a table, a spreadsheet. */
 export interface SyncStore {
@@ -90,10 +97,11 @@ export async function sync(client: Client<paths>, options: SyncOptions): Promise
       }
       throw new ContractDataApiError(response.status, error);
     }
+    const incoming: Incoming = { everything: false, organizations: new Set() };
     let restarted = false;
     for (const event of data.data.events) {
       result.events++;
-      const outcome = await apply(event);
+      const outcome = await apply(event, incoming);
       if (outcome === 'restart') {
         // The rest of this page is older than the export that starts again.
         cursor = await restart();
@@ -102,12 +110,20 @@ export async function sync(client: Client<paths>, options: SyncOptions): Promise
       }
     }
     if (restarted) continue;
+    // What came in on this page, in one export (the export quota is 10 an hour by default),
+    // before the cursor moves past it: exported now, so newer than the page's events.
+    await fetchIncoming(incoming);
     cursor = data.data.pagination.next_cursor;
     await options.onCursor?.(cursor);
     if (!data.data.pagination.has_more) return { ...result, cursor };
   }
 
-  async function apply(event: Event): Promise<'restart' | undefined> {
+  async function fetchIncoming(incoming: Incoming): Promise<void> {
+    if (incoming.everything || incoming.organizations.size > 1) await exportInto({});
+    else for (const organization_id of incoming.organizations) await exportIfStillReached(organization_id);
+  }
+
+  async function apply(event: Event, incoming: Incoming): Promise<'restart' | undefined> {
     const { contract, organization_ids: organizations = [], personal = false } = event.data;
     switch (event.type) {
       case 'contract.created':
@@ -130,9 +146,9 @@ export async function sync(client: Client<paths>, options: SyncOptions): Promise
         return undefined;
       }
       case 'access.expanded':
-        // Exported now, so newer than this event: what follows in the list updates them further.
-        if (personal) await exportInto({});
-        else for (const organization_id of organizations) await exportIfStillReached(organization_id);
+        // Fetched at the end of the page (fetchIncoming).
+        if (personal) incoming.everything = true;
+        for (const organization_id of organizations) incoming.organizations.add(organization_id);
         return undefined;
       default:
         // A type this client does not know yet: nothing to apply.

@@ -589,7 +589,7 @@ export interface components {
             limit: number;
             /** @description Where the next page starts: pass it as `cursor`. Never null: at the end of the list it names the same place, so a poller keeps it and asks again later. */
             next_cursor: string;
-            /** @description Whether events follow this page right now (then `Link: <…>; rel="next"` is sent too). */
+            /** @description Whether events follow this page right now (then `Link: <…>; rel="next"` is sent too). A page also ends right after one of the key's own access events (`access.reduced`, `access.expanded`), with fewer than `limit` events if need be: the next page is read with the access as that event changed it. */
             has_more: boolean;
         };
         /** @description One event of the list. */
