@@ -76,7 +76,7 @@ export function accessValues(scope: CallerScope): { userId: string; orgIds: stri
  * as plain text ("malformed array literal"). The ids are UUIDs read from the database:
  * nothing in them needs quoting.
  */
-function uuidArrayLiteral(ids: readonly string[]): string {
+export function uuidArrayLiteral(ids: readonly string[]): string {
   return `{${ids.join(',')}}`;
 }
 

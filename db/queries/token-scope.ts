@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { runStatement, type Database, type Statement } from '../client';
 import { accessTokens, webhookEndpoints } from '../schema';
-import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, memberObjectReachesPersonal, type MemberObject } from './access';
+import { MEMBERSHIPS_WITH_ORGANIZATION, memberObjectReaches, memberObjectReachesPersonal, uuidArrayLiteral, type MemberObject } from './access';
 
 /**
  * What a token or webhook endpoint reaches right now, read on every request with no cache
@@ -105,7 +105,7 @@ export async function lockKeyReachesOf(db: Database, userIds: readonly string[])
   if (userIds.length === 0) return;
   await db.execute(sql`
     SELECT pg_advisory_xact_lock(k) FROM (
-      SELECT hashtextextended('key-reach:' || u::text, 0) AS k FROM unnest(${`{${[...userIds].join(',')}}`}::uuid[]) AS u ORDER BY u
+      SELECT hashtextextended('key-reach:' || u::text, 0) AS k FROM unnest(${uuidArrayLiteral(userIds)}::uuid[]) AS u ORDER BY u
     ) AS people`);
 }
 
@@ -114,25 +114,6 @@ export interface KeyReachChange {
   tokenId: string;
   reduced: { personal: boolean; organizationIds: string[] };
   expanded: { personal: boolean; organizationIds: string[] };
-}
-
-/** The keys whose reach differs between `before` and `after` (a key in only one of them reached nothing in the other). */
-export function keyReachChanges(before: readonly KeyReach[], after: readonly KeyReach[]): KeyReachChange[] {
-  const nothing = { personal: false, organizationIds: [] as string[] };
-  const was = new Map(before.map((r) => [r.tokenId, r]));
-  const now = new Map(after.map((r) => [r.tokenId, r]));
-  const changes: KeyReachChange[] = [];
-  for (const tokenId of [...new Set([...was.keys(), ...now.keys()])].sort()) {
-    const b = was.get(tokenId) ?? nothing;
-    const a = now.get(tokenId) ?? nothing;
-    const change = {
-      tokenId,
-      reduced: { personal: b.personal && !a.personal, organizationIds: b.organizationIds.filter((id) => !a.organizationIds.includes(id)).sort() },
-      expanded: { personal: a.personal && !b.personal, organizationIds: a.organizationIds.filter((id) => !b.organizationIds.includes(id)).sort() },
-    };
-    if (change.reduced.personal || change.expanded.personal || change.reduced.organizationIds.length > 0 || change.expanded.organizationIds.length > 0) changes.push(change);
-  }
-  return changes;
 }
 
 export interface EndpointScopeRow {

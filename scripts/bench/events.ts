@@ -35,7 +35,11 @@ const BATCH = 100_000;
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
 async function main() {
-  const { openPostgres, executeRows } = await import('@/db/client');
+  const { openPostgres, executeRows, runStatement } = await import('@/db/client');
+  const { accessPathValues, accessShape, accessShapeName, eventListPaths } = await import('@/db/queries/access');
+  const { webhookEvents } = await import('@/db/schema');
+  const { loadTokenScope } = await import('@/server/access/scope');
+  const { revokeToken } = await import('@/server/access/tokens');
   const { sql } = await import('drizzle-orm');
   const { setProcessDatabase } = await import('@/server/database');
   const { handleApiRequest } = await import('@/server/rest/router');
@@ -69,15 +73,23 @@ async function main() {
   for (const caller of ['heavy', 'typical'] as const) {
     const [user] = await executeRows<{ id: string }>(db, sql`SELECT id FROM users WHERE email = ${SCALE_CALLERS[caller]}`);
     if (!user) throw new Error(`no ${SCALE_CALLERS[caller]}: seed the scale data first (npm run db:seed -- --contracts 2000000)`);
-    const { secret } = await createToken(db, 'api_key', user.id, { name: `bench events ${caller}`, expiresInDays: 1 });
-    // The caller's events' positions, to start from places inside its own stretch of the list.
-    const mine = await executeRows<{ position: string }>(
-      db,
-      sql`SELECT e.position FROM webhook_events e WHERE e.position IS NOT NULL AND e.token_id IS NULL AND (
-            (e.organization_id IS NULL AND e.owner_id = ${user.id}::uuid)
-            OR e.organization_id IN (SELECT organization_id FROM memberships WHERE user_id = ${user.id}::uuid))
-          ORDER BY e.position`,
-    );
+    const { secret, token } = await createToken(db, 'api_key', user.id, { name: `bench events ${caller}`, expiresInDays: 1 });
+    // The caller's events' positions (by the list's own paths, db/queries/access.ts), to
+    // start from places inside its own stretch of the list.
+    const { scope } = (await loadTokenScope(db, token.id))!;
+    const shape = accessShape(scope, undefined);
+    const mine = await runStatement<{ position: number }[]>(db, {
+      // Named by its shape: statements are prepared once per name.
+      name: `bench.events.positions ${shape ? accessShapeName(shape) : 'nothing'}`,
+      build: (d) =>
+        d
+          .select({ position: sql<number>`${webhookEvents.position}` })
+          .from(webhookEvents)
+          .where(sql`${webhookEvents.position} IS NOT NULL AND (${sql.join(eventListPaths(shape, webhookEvents, false), sql` OR `)})`)
+          .orderBy(webhookEvents.position),
+      values: shape ? accessPathValues(scope, shape) : {},
+      prepareOnServer: false,
+    });
     const starts: [string, number | undefined][] = [['the oldest (no cursor)', undefined], ...[0.25, 0.5, 0.75, 0.99].map((q) => [`its events at ${q * 100} %`, Number(mine[Math.floor(mine.length * q)]?.position ?? 0)] as [string, number])];
     for (const [label, position] of starts) {
       const url = `http://bench.local/api/v1/events?limit=100${position === undefined ? '' : `&cursor=${encodeEventCursor(position)}`}`;
@@ -94,7 +106,7 @@ async function main() {
       }
       console.log(`${caller.padEnd(8)} | ${label.padEnd(22)} | ${String(mine.length).padStart(20)} | ${percentile(times, 0.5).toFixed(2).padStart(9)} | ${percentile(times, 0.95).toFixed(2).padStart(6)} | ${size}`);
     }
-    await db.execute(sql`UPDATE access_tokens SET revoked_at = now() WHERE token_hash IS NOT NULL AND name = ${`bench events ${caller}`}`);
+    await revokeToken(db, 'api_key', user.id, token.id);
   }
   await handle.close();
 }

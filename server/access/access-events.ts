@@ -1,7 +1,7 @@
 import type { Database } from '@/db/client';
 import { insertKeyAccessEvents } from '@/db/queries/events';
 import { selectMemberIds } from '@/db/queries/memberships';
-import { keyReachChanges, lockKeyReachesOf, lockOrganizationReach, selectPersonalKeyReaches } from '@/db/queries/token-scope';
+import { lockKeyReachesOf, lockOrganizationReach, selectPersonalKeyReaches, type KeyReach, type KeyReachChange } from '@/db/queries/token-scope';
 
 /**
  * "Lost access is an event too" (docs/api-guide.md, "The event list"): a change that can
@@ -32,4 +32,23 @@ export async function withAccessEvents<T>(tx: Database, who: { userIds?: readonl
   const after = await selectPersonalKeyReaches(tx, people);
   await insertKeyAccessEvents(tx, keyReachChanges(before, after));
   return result;
+}
+
+/** The keys whose reach differs between `before` and `after` (a key in only one of them reached nothing in the other). */
+function keyReachChanges(before: readonly KeyReach[], after: readonly KeyReach[]): KeyReachChange[] {
+  const nothing = { personal: false, organizationIds: [] as string[] };
+  const was = new Map(before.map((r) => [r.tokenId, r]));
+  const now = new Map(after.map((r) => [r.tokenId, r]));
+  const changes: KeyReachChange[] = [];
+  for (const tokenId of [...new Set([...was.keys(), ...now.keys()])].sort()) {
+    const b = was.get(tokenId) ?? nothing;
+    const a = now.get(tokenId) ?? nothing;
+    const change = {
+      tokenId,
+      reduced: { personal: b.personal && !a.personal, organizationIds: b.organizationIds.filter((id) => !a.organizationIds.includes(id)).sort() },
+      expanded: { personal: a.personal && !b.personal, organizationIds: a.organizationIds.filter((id) => !b.organizationIds.includes(id)).sort() },
+    };
+    if (change.reduced.personal || change.expanded.personal || change.reduced.organizationIds.length > 0 || change.expanded.organizationIds.length > 0) changes.push(change);
+  }
+  return changes;
 }

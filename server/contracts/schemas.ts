@@ -273,6 +273,17 @@ export const exportContractsBody = z
     },
     { error: (issue) => (issue.code === 'unrecognized_keys' ? undefined : 'The body must be a JSON object') },
   )
+  .superRefine((body, ctx) => {
+    if (body.format !== 'ndjson') return;
+    const csvOnly = (['columns', 'date_format', 'bom'] as const).find((field) => body[field] !== undefined);
+    if (csvOnly) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [csvOnly],
+        message: `${csvOnly} applies to the CSV format only: leave it out with "format": "ndjson", whose lines are the contract's detail whole.`,
+      });
+    }
+  })
   .meta({
     id: 'ExportRequest',
     description: 'Optional filters (the list\'s, with JSON types), order and format; an empty body or {} exports everything.' + extractedNote,

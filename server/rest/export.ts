@@ -27,13 +27,6 @@ export async function serveExport(req: Request, ctx: RequestContext, responseHea
     // `?status=completed` on the export would otherwise export everything.
     rejectQueryParameters(req.url, [], 'The export takes its filters in the JSON request body, for example {"status": "completed"}.');
     body = await readExportBody(req, ctx);
-    if (body.format === 'ndjson') {
-      const csvOnly = (['columns', 'date_format', 'bom'] as const).find((field) => body[field] !== undefined);
-      if (csvOnly) {
-        const message = `${csvOnly} applies to the CSV format only: leave it out with "format": "ndjson", whose lines are the contract's detail whole.`;
-        throw new AppError('invalid_request', message, [{ param: csvOnly, message }]);
-      }
-    }
     // Only this handler reads the body: the deprecation headers of its fields are added
     // here (the router adds those of the query and of the answer's fields).
     const used = usedDeprecations(EXPORT_OPERATION_ID, { body: Object.keys(body).filter((field) => body[field as keyof ExportContractsBody] !== undefined) });
